@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# IB CM peer-to-peer connection establishment, built against Debian's
+# linux-source-6.12 (version pinned in kernel.env).
+#
+#   make            the main job: patched RDMA core modules for Debian's
+#                   amd64 kernel (build/host-core/*.ko), with their vermagic
+#   make test       KUnit suites in UML + Debian ABI check + lint, ending
+#                   with "N passed, N failed"
+#   make kunit      only the UML KUnit run
+#   make abi        only the ABI/vermagic check of the host modules
+#   make lint       only checkpatch/sparse/W=1
+#   make tree       only unpack/overlay the kernel tree (build/src)
+#   make clean      remove build/
+#
+# Everything is installed (apt, as root) by scripts/install-deps.sh.
+
+include kernel.env
+
+BUILD ?= $(CURDIR)/build
+export BUILD
+
+.PHONY: all modules deps tree kunit abi lint test clean
+
+all: modules
+
+deps:
+	scripts/install-deps.sh
+
+tree: deps
+	scripts/prepare-tree.sh
+
+modules: tree
+	scripts/build-host.sh
+
+kunit: tree
+	scripts/run-kunit.sh
+
+abi: modules
+	scripts/abi-check.py $(BUILD)/host-core/Module.symvers \
+		/usr/src/linux-headers-$(KRELEASE)/Module.symvers $(KRELEASE) \
+		$(BUILD)/host-core/*.ko
+
+lint: modules
+	scripts/lint.sh
+
+test: tree
+	scripts/test.sh
+
+clean:
+	rm -rf $(BUILD)

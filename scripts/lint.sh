@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Lint: checkpatch --strict on our sources and patches; sparse (C=2) and
+# W=1 (which includes kernel-doc) on our objects, built in the host tree
+# prepared by scripts/build-host.sh.  One line per check goes to
+# build/results/checks-lint.tsv; exits 1 when any check fails.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+RESULTS=$BUILD/results
+mkdir -p "$RESULTS"
+out=$RESULTS/checks-lint.tsv
+: >"$out"
+fail=0
+record() {	# record <name> <0|1>
+	if [ "$2" -eq 0 ]; then
+		printf '%s\tPASS\n' "$1" >>"$out"
+	else
+		printf '%s\tFAIL\n' "$1" >>"$out"
+		fail=1
+	fi
+}
+
+cd "$TOP" || exit 1
+mapfile -t sources < <(git ls-files --cached --others --exclude-standard \
+	-- 'drivers/*.[ch]' 'include/*.h')
+mapfile -t patches < <(ls patches/*.patch 2>/dev/null)
+cp=(perl "$SRC/scripts/checkpatch.pl" --strict --no-tree --quiet
+    --show-types)
+
+log "checkpatch --strict on ${#sources[@]} source files"
+rc=0
+for f in "${sources[@]}" Kconfig; do
+	"${cp[@]}" --file "$f" || rc=1
+done
+record lint/checkpatch_sources $rc
+
+log "checkpatch --strict on ${#patches[@]} patches"
+rc=0
+for p in "${patches[@]}"; do
+	# Patches carry a placeholder Signed-off-by until they are posted.
+	perl "$SRC/scripts/checkpatch.pl" --strict --no-tree --quiet \
+		--show-types "$p" || rc=1
+done
+record lint/checkpatch_patches $rc
+
+log "sparse (C=2) and W=1 on our objects"
+objs=()
+for f in "${sources[@]}"; do
+	case "$f" in
+	drivers/infiniband/core/*.c) objs+=("$(basename "${f%.c}").o") ;;
+	esac
+done
+logf=$RESULTS/lint.sparse.log
+make -C "$HOST_OUT" M="$HOST_MOD" KERNELRELEASE="$KRELEASE" C=2 W=1 \
+	"${objs[@]}" >"$logf" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || grep -E "(warning|error):" "$logf"; then
+	cat "$logf"
+	rc=1
+fi
+record lint/sparse_w1_kerneldoc $rc
+
+cat "$out"
+exit $fail

@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Build the UML KUnit kernel (tests/kunit/p2p.kunitconfig, cached in
+# build/uml) and run it.  The kernel is booted by hand rather than by
+# `kunit.py run` so that, after the built-in suites, it continues to a
+# hostfs init (tests/kunit/uml-init.sh) that collects a kmemleak report.
+# kunit.py then parses the log.  Results go to build/results/.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+KUNITCONFIG=$TOP/tests/kunit/p2p.kunitconfig
+RESULTS=$BUILD/results
+SUITES=(cm_p2p_table cm_p2p_arbiter cm_p2p_rdv)
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
+
+mkdir -p "$UML_OUT" "$RESULTS"
+rm -f "$RESULTS"/kunit.* "$RESULTS"/kmemleak.* "$RESULTS"/checks.tsv
+
+log "building UML KUnit kernel in ${UML_OUT#"$TOP"/}"
+start=$(date +%s)
+(cd "$SRC" && python3 tools/testing/kunit/kunit.py build \
+	--build_dir="$UML_OUT" --kunitconfig="$KUNITCONFIG" \
+	--jobs="$JOBS") >"$RESULTS/kunit.build.log" 2>&1 || {
+	tail -50 "$RESULTS/kunit.build.log"
+	die "UML kernel build failed (log: $RESULTS/kunit.build.log)"
+}
+log "built in $(($(date +%s) - start)) s"
+
+log "booting UML (KUnit suites, then kmemleak scan)"
+start=$(date +%s)
+set +e
+timeout --kill-after=15 "$BOOT_TIMEOUT" "$UML_OUT/linux" mem=1G \
+	console=tty rootfstype=hostfs rootflags=/ rw \
+	init="$TOP/tests/kunit/uml-init.sh" P2P_OUT="$RESULTS" \
+	kasan.fault=report </dev/null >"$RESULTS/kunit.log" 2>&1
+rc=$?
+set -e
+stty sane 2>/dev/null || true
+log "UML exited with $rc after $(($(date +%s) - start)) s"
+
+(cd "$SRC" && python3 tools/testing/kunit/kunit.py parse \
+	--json="$RESULTS/kunit.json" "$RESULTS/kunit.log") \
+	>"$RESULTS/kunit.parse.log" 2>&1 || true
+cat "$RESULTS/kunit.parse.log"
+
+check() {	# check <name> <command...>: one line of checks.tsv
+	local name=$1
+	shift
+	if "$@"; then
+		printf '%s\tPASS\n' "$name" >>"$RESULTS/checks.tsv"
+	else
+		printf '%s\tFAIL\n' "$name" >>"$RESULTS/checks.tsv"
+	fi
+}
+
+suite_ran() { grep -q "^[[:space:]]*# Subtest: $1\$" "$RESULTS/kunit.log"; }
+no_kernel_bug() {
+	! grep -E "BUG: KASAN|WARNING: .*lock|possible recursive locking|possible circular locking|inconsistent lock state|BUG: sleeping function|Kernel panic|Call Trace" \
+		"$RESULTS/kunit.log"
+}
+no_leak() {
+	[ "$(cat "$RESULTS/kmemleak.status" 2>/dev/null)" = done ] || {
+		echo "kmemleak: no report collected" >&2
+		return 1
+	}
+	if grep -q "unreferenced object" "$RESULTS/kmemleak.txt"; then
+		cat "$RESULTS/kmemleak.txt" >&2
+		return 1
+	fi
+}
+
+for s in "${SUITES[@]}"; do
+	check "uml/suite_ran/$s" suite_ran "$s"
+done
+check "uml/no_kasan_lockdep_report" no_kernel_bug
+check "uml/kmemleak_clean" no_leak
+check "uml/clean_poweroff" test "$rc" -eq 0
+
+[ -s "$RESULTS/kunit.json" ] || echo '{"name": "none"}' >"$RESULTS/kunit.json"
+python3 "$TOP/scripts/kunit-summary.py" "$RESULTS/kunit.json" \
+	"$RESULTS/checks.tsv" | tee "$RESULTS/kunit.summary"

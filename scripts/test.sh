@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# `make test`: every test stage, then one tally over all of them.
+#   1. KUnit suites in the UML kernel (KASAN, lockdep, kmemleak on);
+#   2. the host modules for Debian's kernel: build, ABI (CRCs) and vermagic;
+#   3. lint: checkpatch --strict, sparse, W=1/kernel-doc.
+# A stage that fails does not stop the later ones; the exit status is
+# non-zero when anything failed.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+RESULTS=$BUILD/results
+mkdir -p "$RESULTS"
+rm -f "$RESULTS"/checks-*.tsv
+stage() {	# stage <name> <command...>
+	local name=$1 start rc
+	shift
+	start=$(date +%s)
+	"$@"
+	rc=$?
+	printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - start))" \
+		>>"$RESULTS/stages.tsv"
+	return $rc
+}
+: >"$RESULTS/stages.tsv"
+
+stage kunit "$TOP/scripts/run-kunit.sh"
+
+if stage host-build "$TOP/scripts/build-host.sh"; then
+	stage abi "$TOP/scripts/abi-check.py" "$HOST_MOD/Module.symvers" \
+		"$DEB_HDR/Module.symvers" "$KRELEASE" "$HOST_MOD"/*.ko \
+		>"$RESULTS/checks-abi.tsv"
+	cat "$RESULTS/checks-abi.tsv"
+	stage lint "$TOP/scripts/lint.sh"
+else
+	printf 'host/build_modules\tFAIL\n' >"$RESULTS/checks-abi.tsv"
+fi
+
+echo
+echo "stage timings (name, exit, seconds):"
+sed 's/^/  /' "$RESULTS/stages.tsv"
+echo
+cat "$RESULTS"/checks.tsv "$RESULTS"/checks-*.tsv >"$RESULTS/all-checks.tsv" \
+	2>/dev/null
+[ -s "$RESULTS/kunit.json" ] || echo '{"name": "none"}' >"$RESULTS/kunit.json"
+python3 "$TOP/scripts/kunit-summary.py" "$RESULTS/kunit.json" \
+	"$RESULTS/all-checks.tsv" >"$RESULTS/summary.txt"
+rc=$?
+cat "$RESULTS/summary.txt"
+exit $rc
