@@ -39,9 +39,10 @@ record lint/checkpatch_sources $rc
 log "checkpatch --strict on ${#patches[@]} patches"
 rc=0
 for p in "${patches[@]}"; do
-	# Patches carry a placeholder Signed-off-by until they are posted.
-	perl "$SRC/scripts/checkpatch.pl" --strict --no-tree --quiet \
-		--show-types "$p" || rc=1
+	# Run outside any git work tree: inside one, checkpatch takes a
+	# tracked file name for a source file, not a patch.
+	(cd "$BUILD" && perl "$SRC/scripts/checkpatch.pl" --strict --no-tree \
+		--quiet --show-types "$TOP/$p") || rc=1
 done
 record lint/checkpatch_patches $rc
 

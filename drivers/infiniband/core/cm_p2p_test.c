@@ -15,8 +15,8 @@
 #define SID(x)		cpu_to_be64(x)
 #define MASK(x)		cpu_to_be64(x)
 #define EXACT		(~0ULL)
-/* A mask of the @n leading bits. */
-#define PREFIX(n)	((n) ? ~0ULL << (64 - (n)) : 0ULL)
+/* A mask of the @n leading bits, 1 <= n <= 64. */
+#define PREFIX(n)	(~0ULL << (64 - (n)))
 
 #define CS		CM_P2P_MODE_CLIENT_SERVER
 #define PEER		CM_P2P_MODE_PEER
@@ -183,20 +183,29 @@ static const struct p2p_step steps_nested_same_mode[] = {
 	LOOKUP(0x9012340000000001ULL, PEER),
 };
 
-#define P2P_CASE(n, s, p) { n, s, ARRAY_SIZE(s), p }
-
 static const struct p2p_table_case p2p_table_cases[] = {
-	P2P_CASE("peer bind and lookup", steps_peer_basic, 1),
-	P2P_CASE("client/server owns sid", steps_cs_then_peer, 1),
-	P2P_CASE("peer owns sid", steps_peer_then_cs, 0),
-	P2P_CASE("masked range", steps_range, 1),
-	P2P_CASE("range over exact bind", steps_range_over_exact, 1),
-	P2P_CASE("invalid binds", steps_invalid, 0),
-	P2P_CASE("reference counts", steps_refcount, 0),
-	P2P_CASE("unbind must match", steps_wrong_unbind, 0),
-	P2P_CASE("wildcard mask", steps_wildcard, 0),
-	P2P_CASE("ends of the sid space", steps_space_ends, 2),
-	P2P_CASE("nested peer ranges", steps_nested_same_mode, 1),
+	{ "peer bind and lookup", steps_peer_basic,
+	  ARRAY_SIZE(steps_peer_basic), 1 },
+	{ "client/server owns sid", steps_cs_then_peer,
+	  ARRAY_SIZE(steps_cs_then_peer), 1 },
+	{ "peer owns sid", steps_peer_then_cs,
+	  ARRAY_SIZE(steps_peer_then_cs), 0 },
+	{ "masked range", steps_range,
+	  ARRAY_SIZE(steps_range), 1 },
+	{ "range over exact bind", steps_range_over_exact,
+	  ARRAY_SIZE(steps_range_over_exact), 1 },
+	{ "invalid binds", steps_invalid,
+	  ARRAY_SIZE(steps_invalid), 0 },
+	{ "reference counts", steps_refcount,
+	  ARRAY_SIZE(steps_refcount), 0 },
+	{ "unbind must match", steps_wrong_unbind,
+	  ARRAY_SIZE(steps_wrong_unbind), 0 },
+	{ "wildcard mask", steps_wildcard,
+	  ARRAY_SIZE(steps_wildcard), 0 },
+	{ "ends of the sid space", steps_space_ends,
+	  ARRAY_SIZE(steps_space_ends), 2 },
+	{ "nested peer ranges", steps_nested_same_mode,
+	  ARRAY_SIZE(steps_nested_same_mode), 1 },
 };
 
 static void p2p_table_case_desc(const struct p2p_table_case *c, char *desc)
@@ -503,8 +512,9 @@ static unsigned int p2p_check_pair(struct kunit *test,
 	KUNIT_EXPECT_EQ(test, ref > 0 ? CM_P2P_ACTIVE : CM_P2P_PASSIVE, ab);
 	KUNIT_EXPECT_EQ(test, ref > 0 ? CM_P2P_PASSIVE : CM_P2P_ACTIVE, ba);
 	/* antisymmetry, stated on its own */
-	KUNIT_EXPECT_TRUE(test, (ab == CM_P2P_ACTIVE && ba == CM_P2P_PASSIVE) ||
-				(ab == CM_P2P_PASSIVE && ba == CM_P2P_ACTIVE));
+	KUNIT_EXPECT_NE(test, ab, ba);
+	KUNIT_EXPECT_TRUE(test, ab == CM_P2P_ACTIVE || ab == CM_P2P_PASSIVE);
+	KUNIT_EXPECT_TRUE(test, ba == CM_P2P_ACTIVE || ba == CM_P2P_PASSIVE);
 	return 1;
 }
 
@@ -658,7 +668,7 @@ static void p2p_rdv_hold_claim(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, cm_p2p_rdv_count(rdv));
 	KUNIT_EXPECT_EQ(test, sizeof(req), held->len);
 	KUNIT_EXPECT_MEMEQ(test, req, held->data, sizeof(req));
-	KUNIT_EXPECT_EQ(test, cpu_to_be32(0xabc), held->remote_comm_id);
+	KUNIT_EXPECT_TRUE(test, held->remote_comm_id == cpu_to_be32(0xabc));
 	KUNIT_EXPECT_EQ(test, 0x44U, held->remote_qpn);
 	KUNIT_EXPECT_TRUE(test, key.service_id == held->key.service_id);
 	KUNIT_EXPECT_NULL(test, p2p_claim(test, rdv, &key));
