@@ -46,6 +46,12 @@ for p in "${patches[@]}"; do
 done
 record lint/checkpatch_patches $rc
 
+log "kernel-doc on ${#sources[@]} source files"
+rc=0
+out_kd=$(perl "$SRC/scripts/kernel-doc" -none -Wall "${sources[@]}" 2>&1) || rc=1
+[ -z "$out_kd" ] || { echo "$out_kd"; rc=1; }
+record lint/kernel_doc $rc
+
 log "sparse (C=2) and W=1 on our objects"
 objs=()
 for f in "${sources[@]}"; do

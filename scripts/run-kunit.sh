@@ -65,7 +65,8 @@ no_leak() {
 		return 1
 	}
 	if grep -q "unreferenced object" "$RESULTS/kmemleak.txt"; then
-		cat "$RESULTS/kmemleak.txt" >&2
+		echo "kmemleak: $(grep -c "unreferenced object" "$RESULTS/kmemleak.txt") leaks, first ones:" >&2
+		head -40 "$RESULTS/kmemleak.txt" >&2
 		return 1
 	fi
 }
