@@ -11,7 +11,7 @@ pkgs=(
 	"linux-config-6.12=$KPKG_VERSION"
 	"linux-headers-$KRELEASE=$KPKG_VERSION"
 	bc bison flex libelf-dev libssl-dev dwarves kmod cpio rsync xz-utils
-	sparse python3 perl git make gcc
+	sparse python3 perl git make gcc iproute2
 )
 
 missing=()

@@ -1,43 +1,53 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-"""Summarise kunit.py's JSON results: one line per case, then totals.
+"""Summarise kunit.py JSON results and project checks: a line per case,
+then totals.
 
-Usage: kunit-summary.py RESULTS.json [EXTRA.tsv]
+Usage: kunit-summary.py CHECKS.tsv RESULTS.json [RESULTS.json ...]
 
-EXTRA.tsv holds further checks of the run, one per line as
-"name<TAB>PASS|FAIL".  Prints "N passed, N failed" last and exits 1 when
-anything failed or nothing ran.
+CHECKS.tsv holds further checks of the run, one per line as
+"name<TAB>PASS|FAIL".  A case reported SKIP in one results file and run in
+a later one (a suite run again through debugfs once its device exists)
+counts once, with the later status.  Prints "N passed, N failed" last and
+exits 1 when anything failed or nothing ran.
 """
 import json
 import sys
 
 
 def walk(node, path, out):
-    name = node.get("name", "")
-    here = path + [name] if name else path
-    cases = node.get("test_cases", [])
-    subs = node.get("sub_groups", [])
-    for case in cases:
+    here = path + [node.get("name", "")]
+    for case in node.get("test_cases", []):
         out.append(("/".join(here + [case["name"]]), case["status"]))
-    for sub in subs:
+    for sub in node.get("sub_groups", []):
         walk(sub, here, out)
 
 
-def main():
-    with open(sys.argv[1]) as f:
+def load(path):
+    with open(path) as f:
         root = json.load(f)
-    results = []
+    out = []
     for case in root.get("test_cases", []):
-        results.append((case["name"], case["status"]))
+        out.append((case["name"], case["status"]))
     for sub in root.get("sub_groups", []):
-        walk(sub, [], results)
-    if len(sys.argv) > 2:
-        with open(sys.argv[2]) as f:
-            for line in f:
+        walk(sub, [], out)
+    return out
+
+
+def main():
+    results = {}
+    for path in sys.argv[2:]:
+        for name, status in load(path):
+            if status == "SKIP" and name in results:
+                continue
+            results[name] = status
+    with open(sys.argv[1]) as f:
+        for line in f:
+            if line.strip():
                 name, status = line.rstrip("\n").split("\t")
-                results.append((name, status))
+                results[name] = status
     passed = failed = skipped = 0
-    for name, status in results:
+    for name, status in results.items():
         print(f"{status:5} {name}")
         if status == "PASS":
             passed += 1

@@ -69,5 +69,43 @@ if [ $rc -ne 0 ] || grep -E "(warning|error):" "$logf"; then
 fi
 record lint/sparse_w1_kerneldoc $rc
 
+# The kernel files our patches touch: sparse/W=1 must report nothing that
+# the pristine file does not (both built the same way, messages compared
+# without line numbers).
+log "sparse (C=2) and W=1 on the patched kernel objects vs pristine"
+base_mod=$BUILD/lint-base
+rm -rf "$base_mod"
+cp -a "$HOST_MOD" "$base_mod"
+wired=()
+for f in $(cd "$SRC" && git diff --name-only base HEAD -- \
+		drivers/infiniband/core/); do
+	case "$f" in
+	*.c) ;;
+	*) git -C "$SRC" show "base:$f" >"$base_mod/$(basename "$f")" 2>/dev/null
+	   continue ;;
+	esac
+	git -C "$SRC" cat-file -e "base:$f" 2>/dev/null || continue
+	git -C "$SRC" show "base:$f" >"$base_mod/$(basename "$f")"
+	wired+=("$(basename "${f%.c}").o")
+done
+norm() { grep -E "(warning|error):" | sed -E 's|^.*/([^/]+):[0-9]+:[0-9]+:|\1:|' | sort -u; }
+rc=0
+if [ ${#wired[@]} -gt 0 ]; then
+	make -C "$HOST_OUT" M="$HOST_MOD" KERNELRELEASE="$KRELEASE" C=2 W=1 \
+		"${wired[@]}" >"$RESULTS/lint.wired.log" 2>&1 || rc=1
+	make -C "$HOST_OUT" M="$base_mod" KERNELRELEASE="$KRELEASE" C=2 W=1 \
+		"${wired[@]}" >"$RESULTS/lint.wired-base.log" 2>&1 || rc=1
+	new=$(comm -23 <(norm <"$RESULTS/lint.wired.log") \
+		       <(norm <"$RESULTS/lint.wired-base.log"))
+	if [ -n "$new" ]; then
+		echo "new warnings in patched files:"
+		echo "$new"
+		rc=1
+	else
+		echo "${wired[*]}: $(norm <"$RESULTS/lint.wired.log" | wc -l) warning(s), none new"
+	fi
+fi
+record lint/sparse_w1_patched_no_new_warnings $rc
+
 cat "$out"
 exit $fail

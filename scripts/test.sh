@@ -43,9 +43,13 @@ sed 's/^/  /' "$RESULTS/stages.tsv"
 echo
 cat "$RESULTS"/checks.tsv "$RESULTS"/checks-*.tsv >"$RESULTS/all-checks.tsv" \
 	2>/dev/null
-[ -s "$RESULTS/kunit.json" ] || echo '{"name": "none"}' >"$RESULTS/kunit.json"
-python3 "$TOP/scripts/kunit-summary.py" "$RESULTS/kunit.json" \
-	"$RESULTS/all-checks.tsv" >"$RESULTS/summary.txt"
+jsons=()
+for j in "$RESULTS"/kunit.json "$RESULTS"/kunit-*.json; do
+	[ -s "$j" ] && jsons+=("$j")
+done
+[ ${#jsons[@]} -gt 0 ] || { echo '{"name": "none"}' >"$RESULTS/kunit.json"; jsons=("$RESULTS/kunit.json"); }
+python3 "$TOP/scripts/kunit-summary.py" "$RESULTS/all-checks.tsv" \
+	"${jsons[@]}" >"$RESULTS/summary.txt"
 rc=$?
 cat "$RESULTS/summary.txt"
 exit $rc

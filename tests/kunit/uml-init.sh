@@ -14,6 +14,32 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /run
 
 out=${P2P_OUT:-/tmp}
+
+# Stage 2: the suites that need an RDMA device.  Soft-RoCE on one end of a
+# veth pair (addresses from the 198.18.0.0/15 test range); the suite
+# connects QPs on it in loopback, then reports through debugfs.
+{
+	set -x
+	ip link add veth0 type veth peer name veth1 &&
+	ip addr add 198.18.0.1/24 dev veth0 &&
+	ip link set veth0 up && ip link set veth1 up &&
+	rdma link add rxe0 type rxe netdev veth0 &&
+	sleep 2 &&
+	rdma link show && ip addr show veth0
+	set +x
+} >"$out/ib-setup.log" 2>&1
+for suite in cm_p2p_ib; do
+	dir=/sys/kernel/debug/kunit/$suite
+	if [ -w "$dir/run" ]; then
+		echo 1 >"$dir/run"
+		cat "$dir/results" >"$out/ktap-$suite.txt"
+	fi
+done
+# diagnostics for the IB suites: device and CM counters
+for f in /sys/class/infiniband/*/ports/*/hw_counters/* \
+	 /sys/class/infiniband/*/ports/*/cm_*/*; do
+	[ -r "$f" ] && echo "$f $(cat "$f")"
+done >"$out/ib-counters.txt" 2>/dev/null
 leak=/sys/kernel/debug/kmemleak
 if [ -w "$leak" ]; then
 	# Two scans: kmemleak reports an object only once it has stayed

@@ -18,13 +18,13 @@
 
 #include "cm_p2p.h"
 
-static unsigned int cm_p2p_rdv_max_held = 64;
-module_param_named(p2p_rdv_max_held, cm_p2p_rdv_max_held, uint, 0644);
+static unsigned int cm_p2p_param_max_held = 64;
+module_param_named(p2p_rdv_max_held, cm_p2p_param_max_held, uint, 0644);
 MODULE_PARM_DESC(p2p_rdv_max_held,
 		 "Peer REQs held per device while waiting for the local peer (default 64, 0 disables holding)");
 
-static unsigned int cm_p2p_rdv_max_age_ms = 5000;
-module_param_named(p2p_rdv_max_age_ms, cm_p2p_rdv_max_age_ms, uint, 0644);
+static unsigned int cm_p2p_param_max_age_ms = 5000;
+module_param_named(p2p_rdv_max_age_ms, cm_p2p_param_max_age_ms, uint, 0644);
 MODULE_PARM_DESC(p2p_rdv_max_age_ms,
 		 "Milliseconds a held peer REQ stays claimable (default 5000)");
 
@@ -340,13 +340,13 @@ struct cm_p2p_rdv {
 
 static unsigned int cm_p2p_rdv_limit(const struct cm_p2p_rdv *rdv)
 {
-	return rdv->max_held ? rdv->max_held : READ_ONCE(cm_p2p_rdv_max_held);
+	return rdv->max_held ? rdv->max_held : READ_ONCE(cm_p2p_param_max_held);
 }
 
 static unsigned int cm_p2p_rdv_age(const struct cm_p2p_rdv *rdv)
 {
 	return rdv->max_age_ms ? rdv->max_age_ms :
-				 READ_ONCE(cm_p2p_rdv_max_age_ms);
+				 READ_ONCE(cm_p2p_param_max_age_ms);
 }
 
 static bool cm_p2p_key_eq(const struct cm_p2p_rdv_key *a,
@@ -539,6 +539,39 @@ unsigned int cm_p2p_rdv_expire(struct cm_p2p_rdv *rdv,
 	}
 	spin_unlock_irqrestore(&rdv->lock, flags);
 	return n;
+}
+
+/**
+ * cm_p2p_rdv_drain() - take every entry out of the queue
+ * @rdv: the device's rendezvous queue
+ * @list: list the entries are appended to, oldest first; the caller owns
+ *	  them (e.g. on device removal)
+ *
+ * Return: the number of entries moved to @list.
+ */
+unsigned int cm_p2p_rdv_drain(struct cm_p2p_rdv *rdv, struct list_head *list)
+{
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&rdv->lock, flags);
+	n = rdv->count;
+	list_splice_tail_init(&rdv->held, list);
+	WRITE_ONCE(rdv->count, 0);
+	spin_unlock_irqrestore(&rdv->lock, flags);
+	return n;
+}
+
+/**
+ * cm_p2p_rdv_max_age_ms() - how long new entries stay claimable
+ * @rdv: the device's rendezvous queue
+ *
+ * Return: the age limit in milliseconds that cm_p2p_rdv_hold() applies now,
+ * e.g. to derive the service timeout of the MRA sent for a held REQ.
+ */
+unsigned int cm_p2p_rdv_max_age_ms(const struct cm_p2p_rdv *rdv)
+{
+	return cm_p2p_rdv_age(rdv);
 }
 
 /**

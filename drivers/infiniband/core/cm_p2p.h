@@ -115,6 +115,8 @@ bool cm_p2p_rdv_drop(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
 		     __be32 remote_comm_id);
 unsigned int cm_p2p_rdv_expire(struct cm_p2p_rdv *rdv,
 			       struct list_head *expired);
+unsigned int cm_p2p_rdv_drain(struct cm_p2p_rdv *rdv, struct list_head *list);
+unsigned int cm_p2p_rdv_max_age_ms(const struct cm_p2p_rdv *rdv);
 bool cm_p2p_rdv_next_expiry(struct cm_p2p_rdv *rdv, unsigned long *when);
 unsigned int cm_p2p_rdv_count(struct cm_p2p_rdv *rdv);
 void cm_p2p_held_free(struct cm_p2p_held *held);

@@ -816,6 +816,44 @@ static void p2p_rdv_disabled(struct kunit *test)
 	cm_p2p_held_list_free(&expired);
 }
 
+static void p2p_rdv_drain(struct kunit *test)
+{
+	struct cm_p2p_rdv *rdv = p2p_test_rdv(test, 8, 250);
+	struct cm_p2p_rdv_key a, b;
+	struct cm_p2p_held *held;
+	LIST_HEAD(all);
+	u32 v;
+
+	KUNIT_EXPECT_EQ(test, 250U, cm_p2p_rdv_max_age_ms(rdv));
+	p2p_key(&a, 0x80000, GID_V4_1);
+	p2p_key(&b, 0x80001, GID_V4_2);
+	for (v = 0; v < 6; v++)
+		KUNIT_ASSERT_EQ(test, 0,
+				cm_p2p_rdv_hold(rdv, v % 2 ? &b : &a,
+						cpu_to_be32(v), v, &v, sizeof(v),
+						GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, 6U, cm_p2p_rdv_drain(rdv, &all));
+	KUNIT_EXPECT_EQ(test, 0U, cm_p2p_rdv_count(rdv));
+	KUNIT_EXPECT_NULL(test, p2p_claim(test, rdv, &a));
+	v = 0;
+	list_for_each_entry(held, &all, list)
+		KUNIT_EXPECT_EQ(test, v++, held->remote_qpn);
+	KUNIT_EXPECT_EQ(test, 6U, v);
+	cm_p2p_held_list_free(&all);
+	/* the queue still works after a drain */
+	KUNIT_EXPECT_EQ(test, 0, cm_p2p_rdv_hold(rdv, &a, cpu_to_be32(9), 9,
+						 NULL, 0, GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, 1U, cm_p2p_rdv_count(rdv));
+}
+
+static void p2p_rdv_default_age(struct kunit *test)
+{
+	struct cm_p2p_rdv *rdv = p2p_test_rdv(test, 1, 0);
+
+	/* 0 follows the p2p_rdv_max_age_ms module parameter (default 5000) */
+	KUNIT_EXPECT_EQ(test, 5000U, cm_p2p_rdv_max_age_ms(rdv));
+}
+
 struct p2p_rdv_producer {
 	struct cm_p2p_rdv *rdv;
 	struct cm_p2p_rdv_key key;
@@ -906,6 +944,8 @@ static struct kunit_case cm_p2p_rdv_test_cases[] = {
 	KUNIT_CASE(p2p_rdv_order_and_drop),
 	KUNIT_CASE(p2p_rdv_expiry),
 	KUNIT_CASE(p2p_rdv_disabled),
+	KUNIT_CASE(p2p_rdv_drain),
+	KUNIT_CASE(p2p_rdv_default_age),
 	KUNIT_CASE_SLOW(p2p_rdv_concurrent),
 	{}
 };
