@@ -12,6 +12,9 @@ pkgs=(
 	"linux-headers-$KRELEASE=$KPKG_VERSION"
 	bc bison flex libelf-dev libssl-dev dwarves kmod cpio rsync xz-utils
 	sparse python3 perl git make gcc iproute2
+	# user-space end-to-end test: stock librdmacm/libibverbs, rxe provider
+	librdmacm-dev libibverbs-dev rdma-core ibverbs-providers rdmacm-utils
+	iputils-ping
 )
 
 missing=()

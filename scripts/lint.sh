@@ -25,13 +25,15 @@ record() {	# record <name> <0|1>
 cd "$TOP" || exit 1
 mapfile -t sources < <(git ls-files --cached --others --exclude-standard \
 	-- 'drivers/*.[ch]' 'include/*.h')
+mapfile -t user_sources < <(git ls-files --cached --others --exclude-standard \
+	-- 'tests/*.c')
 mapfile -t patches < <(ls patches/*.patch 2>/dev/null)
 cp=(perl "$SRC/scripts/checkpatch.pl" --strict --no-tree --quiet
     --show-types)
 
 log "checkpatch --strict on ${#sources[@]} source files"
 rc=0
-for f in "${sources[@]}" Kconfig; do
+for f in "${sources[@]}" "${user_sources[@]}" Kconfig; do
 	"${cp[@]}" --file "$f" || rc=1
 done
 record lint/checkpatch_sources $rc

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # `make test`: every test stage, then one tally over all of them.
-#   1. KUnit suites in the UML kernel (KASAN, lockdep, kmemleak on);
+#   1. KUnit suites in the UML kernel (KASAN, lockdep, kmemleak on), then
+#      the user-space end-to-end test on two UML hosts (tests/e2e);
 #   2. the host modules for Debian's kernel: build, ABI (CRCs) and vermagic;
 #   3. lint: checkpatch --strict, sparse, W=1/kernel-doc.
 # A stage that fails does not stop the later ones; the exit status is
@@ -26,6 +27,11 @@ stage() {	# stage <name> <command...>
 : >"$RESULTS/stages.tsv"
 
 stage kunit "$TOP/scripts/run-kunit.sh"
+if [ -x "$UML_OUT/linux" ]; then
+	stage e2e "$TOP/tests/e2e/run-e2e.sh"
+else
+	printf 'e2e/uml_kernel_built\tFAIL\n' >"$RESULTS/checks-e2e.tsv"
+fi
 
 if stage host-build "$TOP/scripts/build-host.sh"; then
 	stage abi "$TOP/scripts/abi-check.py" "$HOST_MOD/Module.symvers" \

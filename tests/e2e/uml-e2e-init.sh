@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# PID 1 of one of the two UML hosts of the end-to-end test (hostfs root).
+# From the kernel command line: P2P_NAME (a|b), P2P_IP, P2P_PEER,
+# P2P_OUT (this host's result folder), P2P_SYNC (folder shared by both
+# hosts for barriers), P2P_BIN (p2p_ping).  Runs the scenarios, each
+# started at the same moment on both hosts (UML reads the host clock),
+# then a kmemleak scan, and powers off.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /run
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+
+me=$P2P_NAME
+other=$([ "$me" = a ] && echo b || echo a)
+out=$P2P_OUT
+sync_dir=$P2P_SYNC
+mkdir -p "$out"
+exec >"$out/init.log" 2>&1
+set -x
+
+ip link set lo up
+ip addr add "$P2P_IP/24" dev vec0
+ip link set vec0 up
+rdma link add rxe0 type rxe netdev vec0
+for i in $(seq 50); do
+	ping -c1 -W1 "$P2P_PEER" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+rdma link show
+
+counters() {	# cm_p2p counters first (by name), then the other CM groups
+	local f
+	for f in /sys/class/infiniband/rxe0/ports/1/cm_p2p/*; do
+		echo "$(basename "$f") $(cat "$f")"
+	done
+	for f in /sys/class/infiniband/rxe0/ports/1/cm_[rt]x_*/*; do
+		echo "$(basename "$(dirname "$f")")/$(basename "$f") $(cat "$f")"
+	done
+}
+
+# barrier <name>: wait for the other host, then agree on a start time
+barrier() {
+	touch "$sync_dir/$1.$me"
+	for i in $(seq 600); do
+		[ -e "$sync_dir/$1.$other" ] && break
+		sleep 0.1
+	done
+	if [ "$me" = a ]; then
+		# p2p_ping sets up (addr, route, QP) before the start time:
+		# give it ample time under KASAN
+		echo $(($(date +%s%3N) + 4000)) >"$sync_dir/$1.start.tmp"
+		mv "$sync_dir/$1.start.tmp" "$sync_dir/$1.start"
+	fi
+	for i in $(seq 600); do
+		[ -e "$sync_dir/$1.start" ] && break
+		sleep 0.1
+	done
+	cat "$sync_dir/$1.start"
+}
+
+run() {	# run <scenario> <command...>: log, exit code, counters around it
+	local scn=$1
+	shift
+	counters >"$out/$scn.before"
+	"$@" >"$out/$scn.log" 2>&1
+	echo $? >"$out/$scn.rc"
+	counters >"$out/$scn.after"
+}
+
+ping_args=(--local "$P2P_IP" --remote "$P2P_PEER" --name "$me")
+
+# 1. simultaneous connect: the REQs collide (tried up to 5 times, since
+#    a REQ that arrives before the other end sent its own is held instead)
+for try in 1 2 3 4 5; do
+	mkdir -p "$sync_dir/collision$try"
+	run "collision$try" "$P2P_BIN" "${ping_args[@]}" --port $((7470 + try)) \
+		--sync-dir "$sync_dir/collision$try" --peer-name "$other"
+done
+
+# 2. early: b connects 200 ms after a; a's REQ is held by b
+mkdir -p "$sync_dir/early"
+delay=0
+[ "$me" = b ] && delay=200
+run early "$P2P_BIN" "${ping_args[@]}" --port 7480 --delay-ms "$delay" \
+	--sync-dir "$sync_dir/early" --peer-name "$other"
+
+# 3. b binds as a peer but never connects: a's REQ is held, expires
+#    (ib_cm.p2p_rdv_max_age_ms, 5 s by default) and a is rejected
+start=$(barrier oneside)
+if [ "$me" = a ]; then
+	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 \
+		--start-ms "$start" --timeout-ms 20000
+else
+	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 9000
+fi
+
+# 4. stock client/server: rping, no option set
+start=$(barrier rping)
+if [ "$me" = a ]; then
+	run rping rping -s -a "$P2P_IP" -p 7482 -C 5 -S 64 -v
+else
+	sleep 2
+	run rping rping -c -a "$P2P_PEER" -p 7482 -C 5 -S 64 -v
+fi
+
+barrier done >/dev/null
+counters >"$out/counters.final"
+leak=/sys/kernel/debug/kmemleak
+if [ -w "$leak" ]; then
+	echo scan >"$leak"
+	sleep 6
+	echo scan >"$leak"
+	cat "$leak" >"$out/kmemleak.txt"
+	echo done >"$out/kmemleak.status"
+fi
+sync
+echo o >/proc/sysrq-trigger
+sleep 10
