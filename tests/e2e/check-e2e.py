@@ -54,7 +54,7 @@ for host in "ab":
 
 # 1. collision: connected, and (in one of the tries) decided by the arbiter
 connected = decided = None
-for t in (1, 2, 3, 4, 5):
+for t in range(1, 9):
     scn = f"collision{t}"
     if rc("a", scn) != 0 or rc("b", scn) != 0:
         report.append(f"     {scn}: rc a={rc('a', scn)} b={rc('b', scn)}")
@@ -86,6 +86,17 @@ check("e2e/early_req_held_and_claimed",
       delta("b", "early", "held") >= 1 and delta("b", "early", "claimed") == 1,
       f"(b role={role('b', 'early')} held={delta('b', 'early', 'held')}"
       f" claimed={delta('b', 'early', 'claimed')})")
+
+# 2b. loopback on one rxe device (two processes, two addresses on host a)
+la, lb = rc("a", "loopback-la"), rc("a", "loopback-lb")
+lo_act, lo_pas = delta("a", "loopback", "stayed_active"), \
+    delta("a", "loopback", "turned_passive")
+lo_held = delta("a", "loopback", "held")
+check("e2e/loopback_one_device_connects", la == 0 and lb == 0,
+      f"(rc {la} {lb})")
+check("e2e/loopback_one_connection",
+      la == 0 and lb == 0 and lo_pas == 1 and lo_act + lo_held >= 1,
+      f"(stayed_active={lo_act} turned_passive={lo_pas} held={lo_held})")
 
 # 3. one side never connects: a is rejected once its held REQ expires
 alog = read("a", "oneside.log")

@@ -51,7 +51,7 @@ struct pdata {
 
 struct opts {
 	const char *local, *remote, *name, *peer_name;
-	int port, count, timeout_ms, delay_ms, peer, idle_ms;
+	int port, count, timeout_ms, delay_ms, peer, idle_ms, shared_host;
 	long long start_ms;
 	const char *dev, *sync_dir;
 };
@@ -283,7 +283,8 @@ static void print_usage(void)
 		"       [--count N] [--start-ms EPOCH_MS] [--delay-ms N]\n"
 		"       [--timeout-ms N] [--dev RDMA_DEV] [--no-peer]\n"
 		"       [--idle-ms N]  (bind as peer, never connect, exit)\n"
-		"       [--sync-dir DIR --peer-name S]  (start together with S)\n");
+		"       [--sync-dir DIR --peer-name S]  (start together with S)\n"
+		"       [--shared-host]  (peer on this host: role unknown)\n");
 	exit(2);
 }
 
@@ -296,7 +297,8 @@ static void parse(int argc, char **argv)
 		{ "timeout-ms", 1, 0, 't' }, { "name", 1, 0, 'n' },
 		{ "dev", 1, 0, 'D' }, { "no-peer", 0, 0, 'N' },
 		{ "idle-ms", 1, 0, 'I' }, { "sync-dir", 1, 0, 'S' },
-		{ "peer-name", 1, 0, 'P' }, { 0 },
+		{ "peer-name", 1, 0, 'P' }, { "shared-host", 0, 0, 'H' },
+		{ 0 },
 	};
 	int c;
 
@@ -340,6 +342,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'P':
 			o.peer_name = optarg;
+			break;
+		case 'H':
+			o.shared_host = 1;
 			break;
 		default:
 			print_usage();
@@ -491,6 +496,8 @@ int main(int argc, char **argv)
 
 	if (!o.peer)
 		role = "client/server";
+	else if (o.shared_host)
+		role = "shared-host";	/* the counters count both ends */
 	else if (counter("turned_passive") > passive0)
 		role = "passive";
 	else

@@ -34,14 +34,9 @@ for i in $(seq 50); do
 done
 rdma link show
 
-counters() {	# cm_p2p counters first (by name), then the other CM groups
-	local f
-	for f in /sys/class/infiniband/rxe0/ports/1/cm_p2p/*; do
-		echo "$(basename "$f") $(cat "$f")"
-	done
-	for f in /sys/class/infiniband/rxe0/ports/1/cm_[rt]x_*/*; do
-		echo "$(basename "$(dirname "$f")")/$(basename "$f") $(cat "$f")"
-	done
+counters() {	# "name value": cm_p2p counters by name, other CM groups as dir/name
+	(cd /sys/class/infiniband/rxe0/ports/1 &&
+	 grep -H '' cm_p2p/* cm_[rt]x_*/* | sed 's|^cm_p2p/||; s|:| |')
 }
 
 # barrier <name>: wait for the other host, then agree on a start time
@@ -75,9 +70,9 @@ run() {	# run <scenario> <command...>: log, exit code, counters around it
 
 ping_args=(--local "$P2P_IP" --remote "$P2P_PEER" --name "$me")
 
-# 1. simultaneous connect: the REQs collide (tried up to 5 times, since
+# 1. simultaneous connect: the REQs collide (tried up to 8 times, since
 #    a REQ that arrives before the other end sent its own is held instead)
-for try in 1 2 3 4 5; do
+for try in 1 2 3 4 5 6 7 8; do
 	mkdir -p "$sync_dir/collision$try"
 	run "collision$try" "$P2P_BIN" "${ping_args[@]}" --port $((7470 + try)) \
 		--sync-dir "$sync_dir/collision$try" --peer-name "$other"
@@ -90,6 +85,26 @@ delay=0
 run early "$P2P_BIN" "${ping_args[@]}" --port 7480 --delay-ms "$delay" \
 	--sync-dir "$sync_dir/early" --peer-name "$other"
 
+# 2b. loopback on one rxe device: two processes on host a, two local
+#     addresses (distinct GIDs on one port), same port
+ip addr add 198.18.0.3/24 dev vec0
+start=$(barrier loopback)
+if [ "$me" = a ]; then
+	mkdir -p "$sync_dir/loopback"
+	counters >"$out/loopback.before"
+	"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 --name la \
+		--peer-name lb --port 7483 --shared-host \
+		--sync-dir "$sync_dir/loopback" >"$out/loopback-la.log" 2>&1 &
+	pid=$!
+	"$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 --name lb \
+		--peer-name la --port 7483 --shared-host \
+		--sync-dir "$sync_dir/loopback" >"$out/loopback-lb.log" 2>&1
+	echo $? >"$out/loopback-lb.rc"
+	wait $pid
+	echo $? >"$out/loopback-la.rc"
+	counters >"$out/loopback.after"
+fi
+
 # 3. b binds as a peer but never connects: a's REQ is held, expires
 #    (ib_cm.p2p_rdv_max_age_ms, 5 s by default) and a is rejected
 start=$(barrier oneside)
@@ -97,7 +112,8 @@ if [ "$me" = a ]; then
 	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 \
 		--start-ms "$start" --timeout-ms 20000
 else
-	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 9000
+	# idle from before a's start until well after the hold expired
+	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 14000
 fi
 
 # 4. stock client/server: rping, no option set
