@@ -7,12 +7,8 @@
 # hosts for barriers), P2P_BIN (p2p_ping).  Runs the scenarios, each
 # started at the same moment on both hosts (UML reads the host clock),
 # then a kmemleak scan, and powers off.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin
-export PATH
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmpfs /run
+. "$(dirname "$0")/../uml-lib.sh"
+uml_mount
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 
@@ -127,14 +123,4 @@ fi
 
 barrier done >/dev/null
 counters >"$out/counters.final"
-leak=/sys/kernel/debug/kmemleak
-if [ -w "$leak" ]; then
-	echo scan >"$leak"
-	sleep 6
-	echo scan >"$leak"
-	cat "$leak" >"$out/kmemleak.txt"
-	echo done >"$out/kmemleak.status"
-fi
-sync
-echo o >/proc/sysrq-trigger
-sleep 10
+uml_finish "$out"

@@ -5,13 +5,8 @@
 # already run when this starts; here we ask kmemleak for a report on
 # everything the tests allocated, store it on the host and power off.
 # P2P_OUT (from the kernel command line) is the host folder for results.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin
-export PATH
-
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t debugfs debugfs /sys/kernel/debug
-mount -t tmpfs tmpfs /run
+. "$(dirname "$0")/../uml-lib.sh"
+uml_mount
 
 out=${P2P_OUT:-/tmp}
 
@@ -36,22 +31,7 @@ for suite in cm_p2p_ib; do
 	fi
 done
 # diagnostics for the IB suites: device and CM counters
-for f in /sys/class/infiniband/*/ports/*/hw_counters/* \
-	 /sys/class/infiniband/*/ports/*/cm_*/*; do
-	[ -r "$f" ] && echo "$f $(cat "$f")"
-done >"$out/ib-counters.txt" 2>/dev/null
-leak=/sys/kernel/debug/kmemleak
-if [ -w "$leak" ]; then
-	# Two scans: kmemleak reports an object only once it has stayed
-	# unreferenced over more than one scan.
-	echo scan >"$leak"
-	sleep 6
-	echo scan >"$leak"
-	cat "$leak" >"$out/kmemleak.txt"
-	echo done >"$out/kmemleak.status"
-else
-	echo unavailable >"$out/kmemleak.status"
-fi
-sync
-echo o >/proc/sysrq-trigger
-sleep 10
+grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
+	/sys/class/infiniband/*/ports/*/cm_*/* 2>/dev/null |
+	sed 's|:| |' >"$out/ib-counters.txt"
+uml_finish "$out"
