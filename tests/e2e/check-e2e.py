@@ -98,6 +98,14 @@ check("e2e/loopback_one_connection",
       la == 0 and lb == 0 and lo_pas == 1 and lo_act + lo_held >= 1,
       f"(stayed_active={lo_act} turned_passive={lo_pas} held={lo_held})")
 
+# a listener on a port bound by a peer is refused (rdma_cm port space)
+clog = read("b", "conflict.log")
+check("e2e/listen_on_peer_port_refused",
+      rc("b", "conflict") not in (None, 0, 124) and
+      "in use" in clog.lower(),
+      f"(rping rc={rc('b', 'conflict')}: "
+      f"{clog.strip().splitlines()[0] if clog.strip() else '-'})")
+
 # 3. one side never connects: a is rejected once its held REQ expires
 alog = read("a", "oneside.log")
 check("e2e/oneside_rejected_cleanly",

@@ -109,7 +109,17 @@ if [ "$me" = a ]; then
 		--start-ms "$start" --timeout-ms 20000
 else
 	# idle from before a's start until well after the hold expired
-	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 14000
+	counters >"$out/oneside.before"
+	"$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 14000 \
+		>"$out/oneside.log" 2>&1 &
+	pid=$!
+	# meanwhile a listener on the port the peer holds is refused
+	sleep 2
+	timeout 10 rping -s -a "$P2P_IP" -p 7481 -C 1 >"$out/conflict.log" 2>&1
+	echo $? >"$out/conflict.rc"
+	wait $pid
+	echo $? >"$out/oneside.rc"
+	counters >"$out/oneside.after"
 fi
 
 # 4. stock client/server: rping, no option set
