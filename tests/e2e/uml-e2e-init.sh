@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../uml-lib.sh"
 uml_mount
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
-mount -t tmpfs tmpfs /tmp
+# (no tmpfs on /tmp: the checkout, and so P2P_OUT, may live below it)
 
 me=$P2P_NAME
 other=$([ "$me" = a ] && echo b || echo a)
@@ -18,6 +18,10 @@ out=$P2P_OUT
 sync_dir=$P2P_SYNC
 mkdir -p "$out"
 exec >"$out/init.log" 2>&1
+if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
+	echo "missing $P2P_BIN or $sync_dir: nothing to run" >&2
+	uml_finish "$out"
+fi
 set -x
 
 ip link set lo up
