@@ -8,6 +8,7 @@
 #   make test       KUnit suites in UML + Debian ABI check + lint, ending
 #                   with "N passed, N failed"
 #   make kunit      only the UML KUnit run
+#   make e2e        UML KUnit run, then the two-host end-to-end test
 #   make abi        only the ABI/vermagic check of the host modules
 #   make lint       only checkpatch/sparse/W=1
 #   make tree       only unpack/overlay the kernel tree (build/src)
@@ -20,7 +21,7 @@ include kernel.env
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all modules deps tree kunit abi lint test clean
+.PHONY: all modules deps tree kunit e2e abi lint test clean
 
 all: modules
 
@@ -35,6 +36,9 @@ modules: tree
 
 kunit: tree
 	scripts/run-kunit.sh
+
+e2e: kunit
+	tests/e2e/run-e2e.sh
 
 abi: modules
 	scripts/abi-check.py $(BUILD)/host-core/Module.symvers \
