@@ -11,6 +11,8 @@
 #   make e2e        UML KUnit run, then the two-host end-to-end test
 #   make abi        only the ABI/vermagic check of the host modules
 #   make lint       only checkpatch/sparse/W=1
+#   make series     patches/ as a git format-patch series in build/series,
+#                   checked with git am on the pristine tree
 #   make tree       only unpack/overlay the kernel tree (build/src)
 #   make clean      remove build/
 #
@@ -21,7 +23,7 @@ include kernel.env
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all modules deps tree kunit e2e abi lint test clean
+.PHONY: all modules deps tree kunit e2e abi lint series test clean
 
 all: modules
 
@@ -47,6 +49,9 @@ abi: modules
 
 lint: modules
 	scripts/lint.sh
+
+series: tree
+	scripts/series.sh
 
 test: tree
 	scripts/test.sh

@@ -5,7 +5,8 @@
 #   1. KUnit suites in the UML kernel (KASAN, lockdep, kmemleak on), then
 #      the user-space end-to-end test on two UML hosts (tests/e2e);
 #   2. the host modules for Debian's kernel: build, ABI (CRCs) and vermagic;
-#   3. lint: checkpatch --strict, sparse, W=1/kernel-doc.
+#   3. lint: checkpatch --strict, sparse, W=1/kernel-doc;
+#   4. the patch series applies with git am on the pristine tree.
 # A stage that fails does not stop the later ones; the exit status is
 # non-zero when anything failed.
 set -uo pipefail
@@ -39,6 +40,7 @@ if stage host-build "$TOP/scripts/build-host.sh"; then
 		>"$RESULTS/checks-abi.tsv"
 	cat "$RESULTS/checks-abi.tsv"
 	stage lint "$TOP/scripts/lint.sh"
+	stage series "$TOP/scripts/series.sh" >"$RESULTS/checks-series.tsv"
 else
 	printf 'host/build_modules\tFAIL\n' >"$RESULTS/checks-abi.tsv"
 fi

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/types.h>
@@ -228,6 +229,30 @@ static void poll_cq(int sends, int recvs, int *recv_ids)
 	}
 }
 
+static double clock_offset_ms;	/* our clock minus the host's */
+
+/*
+ * The two UML kernels keep their own wall clocks, which can be a timer tick
+ * apart.  A file we write on hostfs gets its mtime from the host's clock:
+ * touch one and compare.
+ */
+static double host_clock_offset(const char *path)
+{
+	double before, after, host;
+	struct stat st;
+	FILE *f;
+
+	before = now_ms();
+	f = fopen(path, "w");
+	if (!f || fputc('x', f) == EOF || fclose(f) || stat(path, &st))
+		fail("%s: %s", path, strerror(errno));
+	after = now_ms();
+	host = st.st_mtim.tv_sec * 1e3 + st.st_mtim.tv_nsec / 1e6;
+	printf("%s: clock offset to the host %.1f ms (+-%.1f)\n", o.name,
+	       (before + after) / 2 - host, (after - before) / 2);
+	return (before + after) / 2 - host;
+}
+
 /*
  * Meet the peer once both are set up: each creates DIR/NAME.ready; the
  * one whose name sorts first then writes DIR/go.NAME with a start time
@@ -250,6 +275,7 @@ static long long rendezvous(void)
 	if (!f)
 		fail("%s: %s", mine, strerror(errno));
 	fclose(f);
+	clock_offset_ms = host_clock_offset(mine);
 	while (access(theirs, F_OK)) {
 		if (now_ms() > deadline)
 			fail("peer %s not ready", o.peer_name);
@@ -260,7 +286,7 @@ static long long rendezvous(void)
 		f = fopen(tmp, "w");
 		if (!f)
 			fail("%s: %s", tmp, strerror(errno));
-		fprintf(f, "%lld\n", (long long)now_ms() + 300);
+		fprintf(f, "%lld\n", (long long)(now_ms() - clock_offset_ms) + 300);
 		fclose(f);
 		if (rename(tmp, go))
 			fail("rename %s: %s", go, strerror(errno));
@@ -273,7 +299,8 @@ static long long rendezvous(void)
 	if (fscanf(f, "%lld", &start) != 1)
 		fail("bad %s", go);
 	fclose(f);
-	return start;
+	/* the start time is in the host's clock: convert to ours */
+	return start + (long long)clock_offset_ms;
 }
 
 static void print_usage(void)
