@@ -357,6 +357,21 @@ static bool cm_p2p_key_eq(const struct cm_p2p_rdv_key *a,
 		       sizeof(a->remote_gid.raw));
 }
 
+/* The held REQ with @key from @remote_comm_id; rdv->lock held. */
+static struct cm_p2p_held *cm_p2p_rdv_find(struct cm_p2p_rdv *rdv,
+					   const struct cm_p2p_rdv_key *key,
+					   __be32 remote_comm_id)
+{
+	struct cm_p2p_held *cur;
+
+	lockdep_assert_held(&rdv->lock);
+	list_for_each_entry(cur, &rdv->held, list)
+		if (cur->remote_comm_id == remote_comm_id &&
+		    cm_p2p_key_eq(&cur->key, key))
+			return cur;
+	return NULL;
+}
+
 static bool cm_p2p_held_expired(const struct cm_p2p_held *held)
 {
 	return time_after_eq(jiffies, held->expires);
@@ -420,7 +435,7 @@ int cm_p2p_rdv_hold(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
 		    __be32 remote_comm_id, u32 remote_qpn,
 		    const void *data, size_t len, gfp_t gfp)
 {
-	struct cm_p2p_held *held, *cur;
+	struct cm_p2p_held *held;
 	unsigned long flags;
 	int ret = 0;
 
@@ -436,12 +451,9 @@ int cm_p2p_rdv_hold(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
 	memcpy(held->data, data, len);
 
 	spin_lock_irqsave(&rdv->lock, flags);
-	list_for_each_entry(cur, &rdv->held, list) {
-		if (cur->remote_comm_id == remote_comm_id &&
-		    cm_p2p_key_eq(&cur->key, key)) {
-			ret = -EALREADY;
-			goto out_unlock;
-		}
+	if (cm_p2p_rdv_find(rdv, key, remote_comm_id)) {
+		ret = -EALREADY;
+		goto out_unlock;
 	}
 	if (rdv->count >= cm_p2p_rdv_limit(rdv)) {
 		ret = -ENOSPC;
@@ -496,18 +508,14 @@ struct cm_p2p_held *cm_p2p_rdv_claim(struct cm_p2p_rdv *rdv,
 bool cm_p2p_rdv_drop(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
 		     __be32 remote_comm_id)
 {
-	struct cm_p2p_held *cur, *found = NULL;
+	struct cm_p2p_held *found;
 	unsigned long flags;
 
 	spin_lock_irqsave(&rdv->lock, flags);
-	list_for_each_entry(cur, &rdv->held, list) {
-		if (cur->remote_comm_id == remote_comm_id &&
-		    cm_p2p_key_eq(&cur->key, key)) {
-			list_del(&cur->list);
-			WRITE_ONCE(rdv->count, rdv->count - 1);
-			found = cur;
-			break;
-		}
+	found = cm_p2p_rdv_find(rdv, key, remote_comm_id);
+	if (found) {
+		list_del(&found->list);
+		WRITE_ONCE(rdv->count, rdv->count - 1);
 	}
 	spin_unlock_irqrestore(&rdv->lock, flags);
 	kfree(found);
