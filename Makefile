@@ -13,6 +13,14 @@
 #   make lint       only checkpatch/sparse/W=1
 #   make series     patches/ as a git format-patch series in build/series,
 #                   checked with git am on the pristine tree
+#   make install    (root) the modules built by `make` into
+#                   /lib/modules/$(KRELEASE)/updates/cm-p2p, depmod
+#   make uninstall  (root) remove them again, depmod: in-tree ones load
+#   make dkms       (root) the sources into /usr/src/cm-p2p-<version>,
+#                   dkms add + dkms install (KVER=<release> to choose)
+#   make dkms-remove  (root) dkms remove --all, drop the sources
+#   make docs       Documentation/infiniband with the kernel's Sphinx
+#                   build (htmldocs, SPHINXDIRS=infiniband) in build/docs
 #   make tree       only unpack/overlay the kernel tree (build/src)
 #   make clean      remove build/
 #
@@ -23,7 +31,8 @@ include kernel.env
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all modules deps tree kunit e2e abi lint series test clean
+.PHONY: all modules deps tree kunit e2e abi lint series test clean \
+	install uninstall dkms dkms-remove docs
 
 all: modules
 
@@ -52,6 +61,21 @@ lint: modules
 
 series: tree
 	scripts/series.sh
+
+install: modules
+	scripts/install.sh install
+
+uninstall:
+	scripts/install.sh uninstall
+
+dkms: deps
+	scripts/dkms.sh install
+
+dkms-remove:
+	scripts/dkms.sh remove
+
+docs: tree
+	scripts/docs.sh
 
 test: tree
 	scripts/test.sh

@@ -31,8 +31,9 @@ def main():
     ours_path, theirs_path, krelease = sys.argv[1:4]
     kos = sys.argv[4:]
     ours, theirs = symvers(ours_path), symvers(theirs_path)
-    built = {os.path.basename(k)[:-3] for k in kos}
+    built = {os.path.basename(k).split(".ko")[0] for k in kos}
     results = []
+    prefix = os.environ.get("ABI_PREFIX", "abi")
 
     matched = [s for s in ours if s in theirs and ours[s][0] == theirs[s][0]]
     differ = [s for s in ours if s in theirs and ours[s][0] != theirs[s][0]]
@@ -47,9 +48,9 @@ def main():
     print(f"abi: {len(matched)} exported symbols match Debian's CRC, "
           f"{len(differ)} differ, {len(lost)} lost, {len(new)} new"
           + (f" ({', '.join(new)})" if new else ""), file=sys.stderr)
-    results.append(("abi/export_crcs_match_debian",
+    results.append((f"{prefix}/export_crcs_match_debian",
                     not differ and len(matched) > 0))
-    results.append(("abi/no_export_lost", not lost))
+    results.append((f"{prefix}/no_export_lost", not lost))
 
     want = f"{krelease} SMP preempt mod_unload modversions"
     bad = []
@@ -62,7 +63,7 @@ def main():
         print(f"vermagic differs from '{want}': {b}", file=sys.stderr)
     print(f"abi: vermagic '{want}' on {len(kos) - len(bad)}/{len(kos)} "
           "modules", file=sys.stderr)
-    results.append(("abi/vermagic_is_debian", bool(kos) and not bad))
+    results.append((f"{prefix}/vermagic_is_debian", bool(kos) and not bad))
 
     for name, ok in results:
         print(f"{name}\t{'PASS' if ok else 'FAIL'}")

@@ -15,6 +15,8 @@ pkgs=(
 	# user-space end-to-end test: stock librdmacm/libibverbs, rxe provider
 	librdmacm-dev libibverbs-dev rdma-core ibverbs-providers rdmacm-utils
 	iputils-ping
+	# packaging (make dkms, make test's DKMS check) and the docs build
+	dkms patch python3-sphinx python3-sphinx-rtd-theme
 )
 
 missing=()

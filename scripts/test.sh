@@ -4,7 +4,10 @@
 # `make test`: every test stage, then one tally over all of them.
 #   1. KUnit suites in the UML kernel (KASAN, lockdep, kmemleak on), then
 #      the user-space end-to-end test on two UML hosts (tests/e2e);
-#   2. the host modules for Debian's kernel: build, ABI (CRCs) and vermagic;
+#   2. the host modules for Debian's kernel: build, ABI (CRCs) and vermagic,
+#      `make install`/`uninstall` on a staged root with Debian's modules
+#      (modprobe resolution, depmod and modversions checks), and the DKMS
+#      package: dkms add/build/install/remove for Debian's kernel;
 #   3. lint: checkpatch --strict, sparse, W=1/kernel-doc;
 #   4. the patch series applies with git am on the pristine tree.
 # A stage that fails does not stop the later ones; the exit status is
@@ -39,11 +42,16 @@ if stage host-build "$TOP/scripts/build-host.sh"; then
 		"$DEB_HDR/Module.symvers" "$KRELEASE" "$HOST_MOD"/*.ko \
 		>"$RESULTS/checks-abi.tsv"
 	cat "$RESULTS/checks-abi.tsv"
+	stage install "$TOP/scripts/install-check.sh" \
+		>"$RESULTS/checks-install.tsv"
+	cat "$RESULTS/checks-install.tsv"
 	stage lint "$TOP/scripts/lint.sh"
 	stage series "$TOP/scripts/series.sh" >"$RESULTS/checks-series.tsv"
 else
 	printf 'host/build_modules\tFAIL\n' >"$RESULTS/checks-abi.tsv"
 fi
+stage dkms "$TOP/scripts/dkms.sh" check >"$RESULTS/checks-dkms.tsv"
+cat "$RESULTS/checks-dkms.tsv"
 
 echo
 echo "stage timings (name, exit, seconds):"
