@@ -13,6 +13,8 @@
 #  3. build drivers/infiniband/core with M= against the kernel's headers,
 #     our patched include/ searched first (NOSTDINC_FLAGS) and
 #     CONFIG_INFINIBAND_CM_P2P set, which the kernel's config lacks.
+#     Keep the layout: the trace headers include themselves as
+#     <../../drivers/infiniband/core/*_trace.h>, found below include/uapi.
 #
 # Runs in the DKMS build directory, a copy of /usr/src/cm-p2p-<version>.
 set -euo pipefail

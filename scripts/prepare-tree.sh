@@ -5,7 +5,7 @@
 # unpacked once and committed as "base" in a private git repository, then
 # overlaid with this project's files and patches:
 #
-#   drivers/..., include/...  -> same path in the tree
+#   drivers/, include/, Documentation/ -> same path in the tree
 #   Kconfig                   -> drivers/infiniband/core/Kconfig
 #   patches/*.patch           -> applied in order (git apply)
 #
@@ -60,7 +60,7 @@ add() {		# add <repo file> <tree path>
 }
 add "$TOP/Kconfig" drivers/infiniband/core/Kconfig
 (cd "$TOP" && env -u GIT_INDEX_FILE git ls-files --cached --others \
-	--exclude-standard -- drivers include) |
+	--exclude-standard -- drivers include Documentation) |
 while read -r f; do
 	if [ -f "$TOP/$f" ]; then
 		add "$TOP/$f" "$f"

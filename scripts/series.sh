@@ -1,32 +1,107 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# `make series`: copy patches/*.patch (a `git format-patch` series against
-# the pinned tree) to build/series and check that it applies with `git am`
-# on a pristine checkout of that tree.  Prints one "name<TAB>PASS|FAIL"
-# line (for the tally) and exits 1 when the series does not apply.
+# `make series`: the upstream patch series, as `git format-patch` output
+# against the pinned tree, in build/series (with a cover letter).
+#
+#  1. scripts/series.py builds it from patches/series.txt and the prepared
+#     tree (engine, its tests, ib_cm, its device test, rdma_cm, ucma uapi,
+#     docs; each ends with a Signed-off-by placeholder);
+#  2. checks: every patch is checkpatch --strict clean; the series applies
+#     with `git am` on a pristine checkout of the tree and ends at exactly
+#     the prepared tree; every patch builds drivers/infiniband/core for
+#     Debian's kernel (its linux-headers) with no warning (bisectable).
+#
+# Prints "name<TAB>PASS|FAIL" lines; exit 1 when one fails.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 out=$BUILD/series
 wt=$BUILD/am-check
-rm -rf "$out"
-mkdir -p "$out"
-cp "$TOP"/patches/*.patch "$out/"
+logs=$BUILD/series-logs
+rc=0
+result() {	# result <name> <ok>
+	printf 'series/%s\t%s\n' "$1" "$([ "$2" = 1 ] && echo PASS || echo FAIL)"
+	[ "$2" = 1 ] || rc=1
+}
+
+rm -rf "$out" "$logs"
+mkdir -p "$out" "$logs"
+if ! head=$("$TOP/scripts/series.py" "$TOP/patches/series.txt" "$SRC" "$out"); then
+	result build_from_series_txt 0
+	exit 1
+fi
+log "series: $(ls "$out" | wc -l) files in ${out#"$TOP"/} (head $head)"
+
+mapfile -t patches < <(ls "$out"/[0-9]*.patch | grep -v '/0000-cover-letter\.patch$')
+bad=()
+for p in "${patches[@]}"; do
+	(cd "$BUILD" && "$SRC/scripts/checkpatch.pl" --strict -q "$p") \
+		>"$logs/$(basename "$p" .patch).checkpatch" 2>&1 ||
+		bad+=("$(basename "$p")")
+done
+for b in "${bad[@]}"; do
+	log "checkpatch: $b"
+	cat "$logs/${b%.patch}.checkpatch" >&2
+done
+result checkpatch_strict_every_patch "$([ ${#bad[@]} -eq 0 ] && echo 1)"
 
 git -C "$SRC" worktree remove --force "$wt" >/dev/null 2>&1
 rm -rf "$wt"
 git -C "$SRC" worktree prune
-rc=0
+ok=0
 if git -C "$SRC" worktree add -q --detach "$wt" base >/dev/null 2>&1 &&
    (cd "$wt" && git -c user.name=am-check -c user.email=am-check@localhost \
-	am -q "$out"/*.patch) >"$BUILD/series.log" 2>&1; then
-	log "series: $(ls "$out" | wc -l) patches apply with git am on base"
+	am -q "${patches[@]}") >"$logs/git-am.log" 2>&1; then
+	if [ "$(git -C "$wt" rev-parse 'HEAD^{tree}')" = \
+	     "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
+		ok=1
+		log "series: git am on base gives the prepared tree"
+	else
+		log "series: git am result differs from the prepared tree"
+	fi
 else
-	rc=1
-	cat "$BUILD/series.log" >&2
+	cat "$logs/git-am.log" >&2
 fi
+result git_am_on_pristine_tree $ok
+
+# Bisectability: build drivers/infiniband/core at every patch against
+# Debian's linux-headers (as DKMS does), with that patch's include/rdma and
+# include/uapi/rdma searched first.  The tree layout matters: cm_trace.h
+# includes itself as <../../drivers/infiniband/core/cm_trace.h>, which
+# the compiler finds below $bis/include/uapi.
+if [ $ok = 1 ]; then
+	bis=$BUILD/bisect
+	core=$bis/drivers/infiniband/core
+	mkdir -p "$core" "$bis/include"
+	ok=1
+	n=0
+	for c in $(git -C "$wt" rev-list --reverse base..HEAD); do
+		n=$((n + 1))
+		rm -rf "$bis/tmp"
+		mkdir -p "$bis/tmp"
+		git -C "$wt" archive "$c" drivers/infiniband/core include/rdma \
+			include/uapi/rdma | tar -x -C "$bis/tmp"
+		rsync -a -c --delete --exclude='*.o' --exclude='*.ko' \
+			--exclude='.*.cmd' --exclude='*.mod' --exclude='*.mod.c' \
+			--exclude='Module.symvers' --exclude='modules.order' \
+			--exclude='.*.d' --exclude='*.a' \
+			"$bis/tmp/drivers/infiniband/core/" "$core/"
+		rsync -a -c --delete "$bis/tmp/include/" "$bis/include/"
+		blog=$logs/build-$(printf %04d $n).log
+		if ! make -s -C "$DEB_HDR" M="$core" CONFIG_INFINIBAND_CM_P2P=y \
+			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi -DCONFIG_INFINIBAND_CM_P2P=1" \
+			-j"$JOBS" modules >"$blog" 2>&1 ||
+		   grep -q 'warning:' "$blog"; then
+			log "series: patch $n does not build cleanly"
+			tail -n 30 "$blog" >&2
+			ok=0
+		fi
+	done
+	log "series: built drivers/infiniband/core at each of $n patches"
+	result every_patch_builds $ok
+fi
+
 git -C "$SRC" worktree remove --force "$wt" >/dev/null 2>&1
 rm -rf "$wt"
-printf 'series/git_am_on_pristine_tree\t%s\n' "$([ $rc -eq 0 ] && echo PASS || echo FAIL)"
 exit $rc

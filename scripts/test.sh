@@ -9,7 +9,9 @@
 #      (modprobe resolution, depmod and modversions checks), and the DKMS
 #      package: dkms add/build/install/remove for Debian's kernel;
 #   3. lint: checkpatch --strict, sparse, W=1/kernel-doc;
-#   4. the patch series applies with git am on the pristine tree.
+#   4. the upstream series (make series): checkpatch --strict per patch,
+#      git am on the pristine tree, every patch builds;
+#   5. Documentation/infiniband renders with the kernel's Sphinx build.
 # A stage that fails does not stop the later ones; the exit status is
 # non-zero when anything failed.
 set -uo pipefail
@@ -46,12 +48,15 @@ if stage host-build "$TOP/scripts/build-host.sh"; then
 		>"$RESULTS/checks-install.tsv"
 	cat "$RESULTS/checks-install.tsv"
 	stage lint "$TOP/scripts/lint.sh"
-	stage series "$TOP/scripts/series.sh" >"$RESULTS/checks-series.tsv"
 else
 	printf 'host/build_modules\tFAIL\n' >"$RESULTS/checks-abi.tsv"
 fi
 stage dkms "$TOP/scripts/dkms.sh" check >"$RESULTS/checks-dkms.tsv"
 cat "$RESULTS/checks-dkms.tsv"
+stage series "$TOP/scripts/series.sh" >"$RESULTS/checks-series.tsv"
+cat "$RESULTS/checks-series.tsv"
+stage docs "$TOP/scripts/docs.sh" >"$RESULTS/checks-docs.tsv"
+cat "$RESULTS/checks-docs.tsv"
 
 echo
 echo "stage timings (name, exit, seconds):"
