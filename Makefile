@@ -19,6 +19,9 @@
 #   make dkms       (root) the sources into /usr/src/cm-p2p-<version>,
 #                   dkms add + dkms install (KVER=<release> to choose)
 #   make dkms-remove  (root) dkms remove --all, drop the sources
+#   make bench      benchmarks (not tests): UML benchmark kernel, KUnit
+#                   hot-path suite, single-pair and storm connection
+#                   times on two UML hosts -> build/results/bench/
 #   make docs       Documentation/infiniband with the kernel's Sphinx
 #                   build (htmldocs, SPHINXDIRS=infiniband) in build/docs
 #   make tree       only unpack/overlay the kernel tree (build/src)
@@ -32,7 +35,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all modules deps tree kunit e2e abi lint series test clean \
-	install uninstall dkms dkms-remove docs
+	install uninstall dkms dkms-remove docs bench
 
 all: modules
 
@@ -73,6 +76,9 @@ dkms: deps
 
 dkms-remove:
 	scripts/dkms.sh remove
+
+bench: tree
+	tests/bench/run-bench.sh
 
 docs: tree
 	scripts/docs.sh

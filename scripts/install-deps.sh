@@ -17,6 +17,8 @@ pkgs=(
 	iputils-ping
 	# packaging (make dkms, make test's DKMS check) and the docs build
 	dkms patch python3-sphinx python3-sphinx-rtd-theme
+	# make bench's plot
+	gnuplot-nox
 )
 
 missing=()

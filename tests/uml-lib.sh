@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Shared by the PID-1 scripts of the UML test kernels (hostfs root):
-# tests/kunit/uml-init.sh and tests/e2e/uml-e2e-init.sh.  Source it.
+# tests/kunit/uml-init.sh, tests/e2e/uml-e2e-init.sh and
+# tests/bench/uml-bench-init.sh.  Source it.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
@@ -10,6 +11,47 @@ uml_mount() {
 	mount -t sysfs sys /sys
 	mount -t debugfs debugfs /sys/kernel/debug
 	mount -t tmpfs tmpfs /run
+}
+
+# uml_rxe_up <ip> <peer ip>: address vec0, soft-RoCE rxe0 on it, wait until
+# the peer answers a ping.
+uml_rxe_up() {
+	ip link set lo up
+	ip addr add "$1/24" dev vec0
+	ip link set vec0 up
+	rdma link add rxe0 type rxe netdev vec0
+	for i in $(seq 50); do
+		ping -c1 -W1 "$2" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	rdma link show
+}
+
+# uml_counters: "name value" lines, rxe0's cm_p2p counters by name, the
+# other CM groups as dir/name.
+uml_counters() {
+	(cd /sys/class/infiniband/rxe0/ports/1 &&
+	 grep -H '' cm_p2p/* cm_[rt]x_*/* | sed 's|^cm_p2p/||; s|:| |')
+}
+
+# uml_barrier <sync dir> <me> <other> <name> <margin ms>: wait for the
+# other host, then print a start time (host clock, ms) <margin> ahead,
+# chosen by host a.
+uml_barrier() {
+	touch "$1/$4.$2"
+	for i in $(seq 600); do
+		[ -e "$1/$4.$3" ] && break
+		sleep 0.1
+	done
+	if [ "$2" = a ]; then
+		echo $(($(date +%s%3N) + $5)) >"$1/$4.start.tmp"
+		mv "$1/$4.start.tmp" "$1/$4.start"
+	fi
+	for i in $(seq 600); do
+		[ -e "$1/$4.start" ] && break
+		sleep 0.1
+	done
+	cat "$1/$4.start"
 }
 
 # uml_finish <out dir>: kmemleak report into <out>/kmemleak.txt (status in

@@ -24,40 +24,11 @@ if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
 fi
 set -x
 
-ip link set lo up
-ip addr add "$P2P_IP/24" dev vec0
-ip link set vec0 up
-rdma link add rxe0 type rxe netdev vec0
-for i in $(seq 50); do
-	ping -c1 -W1 "$P2P_PEER" >/dev/null 2>&1 && break
-	sleep 0.2
-done
-rdma link show
-
-counters() {	# "name value": cm_p2p counters by name, other CM groups as dir/name
-	(cd /sys/class/infiniband/rxe0/ports/1 &&
-	 grep -H '' cm_p2p/* cm_[rt]x_*/* | sed 's|^cm_p2p/||; s|:| |')
-}
-
-# barrier <name>: wait for the other host, then agree on a start time
-barrier() {
-	touch "$sync_dir/$1.$me"
-	for i in $(seq 600); do
-		[ -e "$sync_dir/$1.$other" ] && break
-		sleep 0.1
-	done
-	if [ "$me" = a ]; then
-		# p2p_ping sets up (addr, route, QP) before the start time:
-		# give it ample time under KASAN
-		echo $(($(date +%s%3N) + 4000)) >"$sync_dir/$1.start.tmp"
-		mv "$sync_dir/$1.start.tmp" "$sync_dir/$1.start"
-	fi
-	for i in $(seq 600); do
-		[ -e "$sync_dir/$1.start" ] && break
-		sleep 0.1
-	done
-	cat "$sync_dir/$1.start"
-}
+uml_rxe_up "$P2P_IP" "$P2P_PEER"
+counters() { uml_counters; }
+# p2p_ping sets up (addr, route, QP) before the start time: give it ample
+# time under KASAN
+barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" 4000; }
 
 run() {	# run <scenario> <command...>: log, exit code, counters around it
 	local scn=$1

@@ -66,6 +66,24 @@ enum cm_p2p_mode cm_p2p_lookup(struct cm_p2p_table *table,
 unsigned int cm_p2p_peer_binds(const struct cm_p2p_table *table);
 
 /**
+ * cm_p2p_sid_is_peer() - is an inbound REQ's ServiceID bound as peer?
+ * @table: the device's mode table, or NULL
+ * @service_id: the REQ's ServiceID
+ *
+ * The decision ib_cm makes for every inbound REQ: while no peer ServiceID
+ * is bound in @table it costs one load and no lookup, so client/server
+ * REQs pay nothing else.
+ *
+ * Return: true when @service_id falls in a peer bind.
+ */
+static inline bool cm_p2p_sid_is_peer(struct cm_p2p_table *table,
+				      __be64 service_id)
+{
+	return table && cm_p2p_peer_binds(table) &&
+	       cm_p2p_lookup(table, service_id) == CM_P2P_MODE_PEER;
+}
+
+/**
  * struct cm_p2p_rdv_key - what a held REQ is claimed by
  * @service_id: REQ:ServiceID
  * @remote_gid: REQ:Primary Local Port GID, i.e. the remote end's port GID
