@@ -9,6 +9,7 @@
 # their logs and cm_p2p counters into checks (build/results/checks-e2e.tsv).
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
+. "$(dirname "$0")/../uml-pair.sh"
 
 RESULTS=$BUILD/results
 E2E=$RESULTS/e2e
@@ -20,28 +21,9 @@ log "building p2p_ping against Debian's librdmacm"
 gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_ping" \
 	"$TOP/tests/e2e/p2p_ping.c" -lrdmacm -libverbs || die "p2p_ping build"
 
-# two UDP ports on 127.0.0.1 for the l2tpv3 link
-p1=$((20000 + RANDOM % 20000))
-p2=$((p1 + 1))
-boot() {	# boot <name> <ip> <peer ip> <src port> <dst port>
-	timeout --kill-after=15 "${E2E_TIMEOUT:-420}" "$UML_OUT/linux" \
-		mem=768M console=tty kunit.enable=0 \
-		rootfstype=hostfs rootflags=/ rw \
-		init="$TOP/tests/e2e/uml-e2e-init.sh" \
-		P2P_NAME="$1" P2P_IP="$2" P2P_PEER="$3" P2P_OUT="$E2E/$1" \
-		P2P_SYNC="$E2E/sync" P2P_BIN="$BUILD/p2p_ping" \
-		"vec0:transport=l2tpv3,udp=1,src=127.0.0.1,dst=127.0.0.1,srcport=$4,dstport=$5,depth=128,rx_session=0xffff,tx_session=0xffff" \
-		</dev/null >"$E2E/$1.console" 2>&1
-	echo $? >"$E2E/$1.exit"
-}
-
 log "booting UML hosts a (198.18.0.1) and b (198.18.0.2)"
-start=$(date +%s)
-boot a 198.18.0.1 198.18.0.2 "$p1" "$p2" &
-boot b 198.18.0.2 198.18.0.1 "$p2" "$p1" &
-wait
-stty sane 2>/dev/null || true
-log "hosts done after $(($(date +%s) - start)) s"
+uml_pair "$UML_OUT/linux" "${E2E_TIMEOUT:-420}" "$E2E" "$E2E/sync" \
+	"$TOP/tests/e2e/uml-e2e-init.sh" mem=768M P2P_BIN="$BUILD/p2p_ping"
 
 python3 "$TOP/tests/e2e/check-e2e.py" "$E2E" >"$RESULTS/checks-e2e.tsv"
 rc=$?

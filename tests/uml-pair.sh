@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Two UML hosts, a (198.18.0.1) and b (198.18.0.2), joined by a UML vector
+# device (l2tpv3 over UDP on 127.0.0.1), hostfs root; used by
+# tests/e2e/run-e2e.sh and tests/bench/run-bench.sh.  Source it.
+#
+# uml_pair <kernel> <timeout s> <out dir> <sync dir> <init> <args...>
+#   boots both with <init> as PID 1 and <args> on the command line (plus
+#   P2P_NAME, P2P_IP, P2P_PEER, P2P_OUT=<out dir>/<name>, P2P_SYNC), waits
+#   for both; console in <out dir>/<name>.console, exit in <name>.exit.
+uml_pair() {
+	local kernel=$1 limit=$2 dir=$3 sync=$4 init=$5 p1 p2 start
+	shift 5
+	p1=$((20000 + RANDOM % 20000))
+	p2=$((p1 + 1))
+	_uml_host() {	# <name> <ip> <peer ip> <src port> <dst port> <args...>
+		local name=$1 ip=$2 peer=$3 sport=$4 dport=$5
+		shift 5
+		timeout --kill-after=15 "$limit" "$kernel" console=tty \
+			kunit.enable=0 rootfstype=hostfs rootflags=/ rw \
+			init="$init" P2P_NAME="$name" P2P_IP="$ip" \
+			P2P_PEER="$peer" P2P_OUT="$dir/$name" P2P_SYNC="$sync" \
+			"$@" \
+			"vec0:transport=l2tpv3,udp=1,src=127.0.0.1,dst=127.0.0.1,srcport=$sport,dstport=$dport,depth=128,rx_session=0xffff,tx_session=0xffff" \
+			</dev/null >"$dir/$name.console" 2>&1
+		echo $? >"$dir/$name.exit"
+	}
+	start=$(date +%s)
+	_uml_host a 198.18.0.1 198.18.0.2 "$p1" "$p2" "$@" &
+	_uml_host b 198.18.0.2 198.18.0.1 "$p2" "$p1" "$@" &
+	wait
+	stty sane 2>/dev/null || true
+	log "hosts done after $(($(date +%s) - start)) s"
+}
