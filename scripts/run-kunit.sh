@@ -14,7 +14,7 @@ RESULTS=$BUILD/results
 SUITES=(cm_p2p_table cm_p2p_arbiter cm_p2p_rdv)
 # Suites that need an RDMA device: skipped at boot, run again by
 # uml-init.sh through debugfs once rxe0 exists (results in ktap-<suite>.txt)
-DEV_SUITES=(cm_p2p_ib)
+DEV_SUITES=(cm_p2p_ib cm_p2p_fault cm_p2p_fuzz)
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
 
 mkdir -p "$UML_OUT" "$RESULTS"

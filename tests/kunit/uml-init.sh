@@ -23,7 +23,7 @@ out=${P2P_OUT:-/tmp}
 	rdma link show && ip addr show veth0
 	set +x
 } >"$out/ib-setup.log" 2>&1
-for suite in cm_p2p_ib; do
+for suite in cm_p2p_ib cm_p2p_fault cm_p2p_fuzz; do
 	dir=/sys/kernel/debug/kunit/$suite
 	if [ -w "$dir/run" ]; then
 		echo 1 >"$dir/run"

@@ -14,12 +14,21 @@
 
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
+#include <linux/prandom.h>
+#include <linux/vmstat.h>
 #include <net/ipv6.h>
+#include <rdma/iba.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
+
+#include "cm_msgs.h"
+#include "cm_p2p_fault.h"
 
 static char *p2p_dev_name = "rxe0";
 module_param_named(dev, p2p_dev_name, charp, 0644);
@@ -41,6 +50,7 @@ struct p2p_end {
 	struct completion done;
 	int status;		/* 0 established, < 0 failed */
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
+	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
 	int rej_reason;
 	/* data path */
 	struct ib_cqe send_cqe, recv_cqe;
@@ -100,6 +110,13 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 	case IB_CM_REQ_RECEIVED:
 		e->got_req = true;
 		e->req_on_own_id = ev->param.req_rcvd.listen_id == cm_id;
+		if (e->refuse_req) {
+			/* non-zero return: ib_cm destroys cm_id after us */
+			if (cm_id == e->cm_id)
+				e->cm_id = NULL;
+			p2p_finish(e, -ECANCELED);
+			return -ECANCELED;
+		}
 		if (cm_id != e->cm_id) {
 			/* client/server: the listener created a new id */
 			e->cm_id = cm_id;
@@ -582,6 +599,647 @@ static struct kunit_suite cm_p2p_ib_test_suite = {
 };
 
 kunit_test_suite(cm_p2p_ib_test_suite);
+
+/*
+ * Suite cm_p2p_fuzz: REQ MADs from a MAD agent of our own, sent to the CM
+ * of the same port.  A flood of valid peer REQs nobody claims must stay
+ * within the rendezvous bound; then seeded random mutations of REQ fields
+ * (ServiceID, GIDs, QPN, communication IDs, transport type, timeouts, MTU,
+ * alternate path, private data, header fields, random bytes) must not
+ * crash, leak or wedge the CM: a collision afterwards still connects.
+ */
+static unsigned int p2p_fuzz_cases = 2000;
+module_param_named(fuzz_cases, p2p_fuzz_cases, uint, 0644);
+MODULE_PARM_DESC(fuzz_cases, "REQs the cm_p2p_fuzz suite sends (default 2000)");
+
+static unsigned int p2p_fuzz_seed = 1;
+module_param_named(fuzz_seed, p2p_fuzz_seed, uint, 0644);
+MODULE_PARM_DESC(fuzz_seed, "PRNG seed of the cm_p2p_fuzz suite, 0 for a random one");
+
+#define P2P_FUZZ_SID	0x0000000100f2f300ULL
+#define P2P_FUZZ_WINDOW	16	/* MADs in flight */
+
+struct p2p_fuzz {
+	struct kunit *test;
+	struct p2p_end *end;	/* path, GID; its cm_id is the idle peer */
+	struct ib_mad_agent *agent;
+	struct ib_ah *ah;
+	atomic_t in_flight;
+	wait_queue_head_t wq;
+	unsigned int sent, send_errors;
+	struct rnd_state rnd;
+};
+
+static void p2p_fuzz_send_done(struct ib_mad_agent *agent,
+			       struct ib_mad_send_wc *wc)
+{
+	struct p2p_fuzz *f = agent->context;
+
+	if (wc->status != IB_WC_SUCCESS)
+		f->send_errors++;
+	ib_free_send_mad(wc->send_buf);
+	atomic_dec(&f->in_flight);
+	wake_up(&f->wq);
+}
+
+static void p2p_fuzz_release(void *data)
+{
+	struct p2p_fuzz *f = data;
+
+	wait_event_timeout(f->wq, !atomic_read(&f->in_flight), 10 * HZ);
+	if (f->agent)
+		ib_unregister_mad_agent(f->agent);
+	if (f->ah)
+		rdma_destroy_ah(f->ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
+static struct p2p_fuzz *p2p_fuzz_create(struct kunit *test)
+{
+	struct rdma_ah_attr attr;
+	struct p2p_fuzz *f;
+	struct ib_ah *ah;
+	int ret;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->test = test;
+	f->end = p2p_end_create(test, "fuzz");
+	init_waitqueue_head(&f->wq);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, p2p_fuzz_release, f));
+	f->agent = ib_register_mad_agent(f->end->dev, 1, IB_QPT_GSI, NULL, 0,
+					 p2p_fuzz_send_done, NULL, f, 0);
+	if (IS_ERR(f->agent)) {
+		f->agent = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_register_mad_agent failed");
+	}
+	ret = ib_init_ah_attr_from_path(f->end->dev, 1, &f->end->path, &attr,
+					f->end->sgid_attr);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	ah = rdma_create_ah(f->agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	rdma_destroy_ah_attr(&attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
+	f->ah = ah;
+	return f;
+}
+
+/* A valid REQ from a made-up remote port for @sid, to our port. */
+static void p2p_fuzz_base_req(struct p2p_fuzz *f, struct cm_req_msg *req,
+			      u64 sid)
+{
+	struct ib_mad_hdr *hdr = (struct ib_mad_hdr *)req;
+	union ib_gid remote = f->end->sgid_attr->gid;
+
+	memset(req, 0, sizeof(*req));
+	hdr->base_version = IB_MGMT_BASE_VERSION;
+	hdr->mgmt_class = IB_MGMT_CLASS_CM;
+	hdr->class_version = IB_CM_CLASS_VERSION;
+	hdr->method = IB_MGMT_METHOD_SEND;
+	hdr->attr_id = CM_REQ_ATTR_ID;
+	hdr->tid = cpu_to_be64(prandom_u32_state(&f->rnd));
+	/* a remote port of its own: last GID bytes from the PRNG */
+	put_unaligned_be32(prandom_u32_state(&f->rnd), &remote.raw[12]);
+
+	IBA_SET(CM_REQ_LOCAL_COMM_ID, req, prandom_u32_state(&f->rnd) | 1);
+	IBA_SET(CM_REQ_SERVICE_ID, req, sid);
+	IBA_SET(CM_REQ_LOCAL_CA_GUID, req, prandom_u32_state(&f->rnd));
+	IBA_SET(CM_REQ_LOCAL_QPN, req, prandom_u32_state(&f->rnd) & 0xffffff);
+	IBA_SET(CM_REQ_RESPONDER_RESOURCES, req, 1);
+	IBA_SET(CM_REQ_INITIATOR_DEPTH, req, 1);
+	IBA_SET(CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT, req, 16);
+	IBA_SET(CM_REQ_TRANSPORT_SERVICE_TYPE, req, 0);	/* RC */
+	IBA_SET(CM_REQ_END_TO_END_FLOW_CONTROL, req, 1);
+	IBA_SET(CM_REQ_STARTING_PSN, req, prandom_u32_state(&f->rnd) & 0xffffff);
+	IBA_SET(CM_REQ_LOCAL_CM_RESPONSE_TIMEOUT, req, 16);
+	IBA_SET(CM_REQ_RETRY_COUNT, req, 7);
+	IBA_SET(CM_REQ_PARTITION_KEY, req, 0xffff);
+	IBA_SET(CM_REQ_PATH_PACKET_PAYLOAD_MTU, req, IB_MTU_1024);
+	IBA_SET(CM_REQ_RNR_RETRY_COUNT, req, 7);
+	IBA_SET(CM_REQ_MAX_CM_RETRIES, req, 3);
+	IBA_SET(CM_REQ_PRIMARY_LOCAL_PORT_LID, req, 0xffff);
+	IBA_SET(CM_REQ_PRIMARY_REMOTE_PORT_LID, req, 0xffff);
+	*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req) = remote;
+	*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req) =
+		f->end->sgid_attr->gid;
+	IBA_SET(CM_REQ_PRIMARY_HOP_LIMIT, req, 64);
+	IBA_SET(CM_REQ_PRIMARY_SUBNET_LOCAL, req, 1);
+	IBA_SET(CM_REQ_PRIMARY_LOCAL_ACK_TIMEOUT, req, 14);
+	IBA_SET(CM_REQ_PRIMARY_PACKET_RATE, req, IB_RATE_10_GBPS);
+}
+
+static u64 p2p_fuzz_u64(struct p2p_fuzz *f)
+{
+	return (u64)prandom_u32_state(&f->rnd) << 32 |
+	       prandom_u32_state(&f->rnd);
+}
+
+/* Mutate one field of @req; returns what it changed, for the log. */
+static const char *p2p_fuzz_mutate(struct p2p_fuzz *f, struct cm_req_msg *req)
+{
+	struct ib_mad_hdr *hdr = (struct ib_mad_hdr *)req;
+	u8 *bytes = (u8 *)req;
+	u32 r = prandom_u32_state(&f->rnd);
+	static const u64 sids[] = { 0, ~0ULL, P2P_FUZZ_SID + 1,
+				    0x0000000100000000ULL, 0x0200000000000000ULL };
+
+	switch (r % 14) {
+	case 0:
+		IBA_SET(CM_REQ_SERVICE_ID, req,
+			r & 0x100 ? sids[(r >> 9) % ARRAY_SIZE(sids)] :
+			p2p_fuzz_u64(f));
+		return "sid";
+	case 1:
+		get_random_bytes(IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID,
+						 req), sizeof(union ib_gid));
+		return "local gid";
+	case 2:
+		if (r & 0x100)
+			memset(IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req),
+			       0, sizeof(union ib_gid));
+		else
+			get_random_bytes(IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID,
+							 req), sizeof(union ib_gid));
+		return "remote gid";
+	case 3:
+		IBA_SET(CM_REQ_LOCAL_QPN, req,
+			r & 0x100 ? (r >> 9) % 3 : prandom_u32_state(&f->rnd));
+		return "qpn";
+	case 4:
+		IBA_SET(CM_REQ_LOCAL_COMM_ID, req, r & 0x100 ? 0 : r >> 9);
+		return "comm id";
+	case 5:
+		IBA_SET(CM_REQ_TRANSPORT_SERVICE_TYPE, req, r >> 8);
+		IBA_SET(CM_REQ_EXTENDED_TRANSPORT_TYPE, req, r >> 12);
+		return "transport";
+	case 6:
+		IBA_SET(CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT, req, r >> 8);
+		IBA_SET(CM_REQ_LOCAL_CM_RESPONSE_TIMEOUT, req, r >> 16);
+		IBA_SET(CM_REQ_MAX_CM_RETRIES, req, r >> 24);
+		return "timeouts";
+	case 7:
+		IBA_SET(CM_REQ_PATH_PACKET_PAYLOAD_MTU, req, r >> 8);
+		IBA_SET(CM_REQ_PRIMARY_PACKET_RATE, req, r >> 12);
+		IBA_SET(CM_REQ_PRIMARY_HOP_LIMIT, req, r >> 20);
+		return "mtu/rate/hops";
+	case 8:
+		/* an alternate path: the CM then resolves two paths */
+		IBA_SET(CM_REQ_ALTERNATE_LOCAL_PORT_LID, req, r >> 8);
+		get_random_bytes(IBA_GET_MEM_PTR(CM_REQ_ALTERNATE_LOCAL_PORT_GID,
+						 req), sizeof(union ib_gid));
+		IBA_SET(CM_REQ_ALTERNATE_PACKET_RATE, req, r >> 24);
+		return "alternate path";
+	case 9:
+		IBA_SET(CM_REQ_RESPONDER_RESOURCES, req, r >> 8);
+		IBA_SET(CM_REQ_INITIATOR_DEPTH, req, r >> 16);
+		IBA_SET(CM_REQ_SRQ, req, r >> 24);
+		IBA_SET(CM_REQ_RDC_EXISTS, req, r >> 25);
+		return "resources";
+	case 10:
+		get_random_bytes(IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA, req),
+				 (r >> 8) % IB_CM_REQ_PRIVATE_DATA_SIZE + 1);
+		return "private data";
+	case 11:
+		hdr->class_version = r >> 8;
+		hdr->attr_mod = cpu_to_be32(r);
+		return "header";
+	case 12:
+		hdr->status = cpu_to_be16(r >> 8);
+		hdr->method = r & 0x100 ? IB_MGMT_METHOD_GET : hdr->method;
+		return "status/method";
+	default:
+		bytes[sizeof(struct ib_mad_hdr) + (r >> 8) %
+		      (sizeof(*req) - sizeof(struct ib_mad_hdr))] ^= r >> 24 | 1;
+		return "byte";
+	}
+}
+
+static int p2p_fuzz_send(struct p2p_fuzz *f, const struct cm_req_msg *req)
+{
+	struct ib_mad_send_buf *msg;
+	int ret;
+
+	wait_event_timeout(f->wq,
+			   atomic_read(&f->in_flight) < P2P_FUZZ_WINDOW, HZ);
+	msg = ib_create_send_mad(f->agent, 1, 0, 0, IB_MGMT_MAD_HDR,
+				 IB_MGMT_MAD_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	memcpy(msg->mad, req, sizeof(*req));
+	msg->ah = f->ah;
+	atomic_inc(&f->in_flight);
+	ret = ib_post_send_mad(msg, NULL);
+	if (ret) {
+		atomic_dec(&f->in_flight);
+		ib_free_send_mad(msg);
+		return ret;
+	}
+	f->sent++;
+	return 0;
+}
+
+static void p2p_fuzz_drain(struct p2p_fuzz *f)
+{
+	KUNIT_EXPECT_GT(f->test, wait_event_timeout(f->wq,
+				!atomic_read(&f->in_flight), 10 * HZ), 0L);
+	msleep(500);	/* let the CM's work queue catch up */
+}
+
+/* An unsigned number from sysfs (module parameter or counter). */
+static unsigned long p2p_read_ulong(struct kunit *test, const char *fmt,
+				    const char *arg)
+{
+	char path[128], buf[32] = {};
+	unsigned long val = 0;
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), fmt, arg);
+	file = filp_open(path, O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "cannot open %s", path);
+	n = kernel_read(file, buf, sizeof(buf) - 1, &pos);
+	fput(file);
+	KUNIT_ASSERT_GT_MSG(test, n, 0L, "cannot read %s", path);
+	KUNIT_ASSERT_EQ(test, 0, kstrtoul(strim(buf), 10, &val));
+	return val;
+}
+
+static unsigned long p2p_counter(struct kunit *test, const char *name)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "%s/ports/1/%s", p2p_dev_name, name);
+	return p2p_read_ulong(test, "/sys/class/infiniband/%s", rel);
+}
+
+static long p2p_slab_bytes(void)
+{
+	return global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B) *
+	       PAGE_SIZE;
+}
+
+/* Wait until the CM has answered @n more REQs than @base (held or not). */
+static void p2p_fuzz_settle(struct p2p_fuzz *f, unsigned long base,
+			    unsigned long n)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	while (time_before(jiffies, deadline) &&
+	       p2p_counter(f->test, "cm_p2p/held") +
+	       p2p_counter(f->test, "cm_p2p/refused") < base + n)
+		msleep(50);
+}
+
+/*
+ * Unsolicited peer REQs from distinct remote ports, for a ServiceID whose
+ * local peer never connects: at most p2p_rdv_max_held of them are held,
+ * the others are refused, and a second flood adds nothing.
+ */
+static void p2p_fuzz_flood(struct kunit *test)
+{
+	struct p2p_fuzz *f = p2p_fuzz_create(test);
+	unsigned long max_held, age_ms, held0, refused0, held1, refused1;
+	unsigned long held2, refused2, n;
+	struct cm_req_msg req;
+	long slab0, slab1, slab2;
+	unsigned int i, round;
+
+	max_held = p2p_read_ulong(test, "/sys/module/ib_cm/parameters/%s",
+				  "p2p_rdv_max_held");
+	age_ms = p2p_read_ulong(test, "/sys/module/ib_cm/parameters/%s",
+				"p2p_rdv_max_age_ms");
+	n = 3 * max_held;
+	KUNIT_ASSERT_GT(test, max_held, 0UL);
+	/* what earlier cases left held has expired after this */
+	msleep(age_ms + 1000);
+	prandom_seed_state(&f->rnd, 42);
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
+						 cpu_to_be64(P2P_FUZZ_SID)));
+
+	held0 = p2p_counter(test, "cm_p2p/held");
+	refused0 = p2p_counter(test, "cm_p2p/refused");
+	slab0 = p2p_slab_bytes();
+	for (round = 0; round < 2; round++) {
+		unsigned long base = p2p_counter(test, "cm_p2p/held") +
+				     p2p_counter(test, "cm_p2p/refused");
+
+		for (i = 0; i < n; i++) {
+			p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID);
+			KUNIT_ASSERT_EQ(test, 0, p2p_fuzz_send(f, &req));
+		}
+		p2p_fuzz_drain(f);
+		p2p_fuzz_settle(f, base, n);
+		if (!round) {
+			held1 = p2p_counter(test, "cm_p2p/held");
+			refused1 = p2p_counter(test, "cm_p2p/refused");
+			slab1 = p2p_slab_bytes();
+		}
+	}
+	held2 = p2p_counter(test, "cm_p2p/held");
+	refused2 = p2p_counter(test, "cm_p2p/refused");
+	slab2 = p2p_slab_bytes();
+
+	KUNIT_EXPECT_EQ(test, n, (held1 - held0) + (refused1 - refused0));
+	KUNIT_EXPECT_LE(test, held1 - held0, max_held);
+	KUNIT_EXPECT_GE(test, held1 - held0, max_held / 2);
+	KUNIT_EXPECT_EQ_MSG(test, 0UL, held2 - held1, "queue full, yet held");
+	KUNIT_EXPECT_EQ(test, n, refused2 - refused1);
+	/* the second flood was refused outright: no growth beyond noise */
+	KUNIT_EXPECT_LT(test, slab2 - slab1, 2L << 20);
+	kunit_info(test, "flood of %lu REQs x2 (max_held %lu): held %lu, refused %lu then %lu; slab %+ld KiB, then %+ld KiB\n",
+		   n, max_held, held1 - held0, refused1 - refused0,
+		   refused2 - refused1, (slab1 - slab0) >> 10,
+		   (slab2 - slab1) >> 10);
+}
+
+/* Seeded mutations of peer REQs; afterwards the CM still connects. */
+static void p2p_fuzz_req(struct kunit *test)
+{
+	struct p2p_fuzz *f = p2p_fuzz_create(test);
+	unsigned int seed = p2p_fuzz_seed ?: get_random_u32();
+	unsigned long rx0 = p2p_counter(test, "cm_rx_msgs/req");
+	struct p2p_end *a, *b;
+	struct cm_req_msg req;
+	unsigned int i, m;
+	const char *what;
+
+	kunit_info(test, "seed %u, %u cases\n", seed, p2p_fuzz_cases);
+	prandom_seed_state(&f->rnd, seed);
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
+						 cpu_to_be64(P2P_FUZZ_SID)));
+	for (i = 0; i < p2p_fuzz_cases; i++) {
+		p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID);
+		for (m = 1 + prandom_u32_state(&f->rnd) % 4; m; m--)
+			what = p2p_fuzz_mutate(f, &req);
+		if (p2p_fuzz_send(f, &req)) {
+			KUNIT_FAIL(test, "case %u (last: %s): send failed",
+				   i, what);
+			break;
+		}
+	}
+	p2p_fuzz_drain(f);
+	KUNIT_EXPECT_EQ(test, 0U, f->send_errors);
+	kunit_info(test, "sent %u, the CM received %lu REQs\n", f->sent,
+		   p2p_counter(test, "cm_rx_msgs/req") - rx0);
+	/* most mutations keep a MAD the CM accepts as a REQ */
+	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_rx_msgs/req") - rx0,
+			(unsigned long)f->sent / 2);
+
+	/* the idle peer was never connected by any of it */
+	KUNIT_EXPECT_EQ(test, IB_CM_IDLE, f->end->cm_id->state);
+	KUNIT_EXPECT_FALSE(test, f->end->got_req);
+
+	a = p2p_end_create(test, "a");
+	b = p2p_end_create(test, "b");
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_FUZZ_SID + 2));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_FUZZ_SID + 2));
+	p2p_wait(a);
+	p2p_wait(b);
+	p2p_expect_one_connection(test, a, b);
+	p2p_exchange(test, a, b);
+}
+
+static struct kunit_case cm_p2p_fuzz_test_cases[] = {
+	KUNIT_CASE_SLOW(p2p_fuzz_flood),
+	KUNIT_CASE_SLOW(p2p_fuzz_req),
+	{}
+};
+
+static struct kunit_suite cm_p2p_fuzz_test_suite = {
+	.name = "cm_p2p_fuzz",
+	.suite_init = cm_p2p_ib_suite_init,
+	.test_cases = cm_p2p_fuzz_test_cases,
+};
+
+kunit_test_suite(cm_p2p_fuzz_test_suite);
+
+#ifdef CONFIG_INFINIBAND_CM_P2P_FAULT_INJECT
+/*
+ * Suite cm_p2p_fault: one MAD of a peer collision is lost, duplicated,
+ * delayed or reordered (cm_p2p_fault.c rules, applied by ib_cm itself).
+ * Whatever happens, both ends must reach the same state in bounded time:
+ * one connection with data flowing both ways, or a reported failure on
+ * both.  A single fault on REQ, REP, RTU or MRA is within what the CM's
+ * retransmissions recover from, so those scenarios must connect.
+ */
+enum p2p_fault_path {
+	P2P_PATH_COLLISION,	/* both REQs sent back to back */
+	P2P_PATH_HELD,		/* b binds, a's REQ is held, b connects later */
+	P2P_PATH_REJECT,	/* both REQs sent, then a goes away */
+};
+
+struct p2p_fault_case {
+	enum cm_p2p_fault_action action;
+	__be16 attr_id;
+	const char *attr;
+	enum p2p_fault_path path;
+};
+
+#define P2P_FAULT(act, name, p)						\
+	{ CM_P2P_FAULT_##act, CM_##name##_ATTR_ID, #name, P2P_PATH_##p }
+#define P2P_FAULTS(name, p)						\
+	P2P_FAULT(DROP, name, p), P2P_FAULT(DUP, name, p),		\
+	P2P_FAULT(DELAY, name, p), P2P_FAULT(REORDER, name, p)
+
+static const struct p2p_fault_case p2p_fault_cases[] = {
+	P2P_FAULTS(REQ, COLLISION),
+	P2P_FAULTS(REP, COLLISION),
+	P2P_FAULTS(RTU, COLLISION),
+	P2P_FAULTS(MRA, HELD),
+	P2P_FAULTS(REJ, REJECT),
+};
+
+static const char *const p2p_fault_action_names[] = {
+	"drop", "dup", "delay", "reorder",
+};
+
+static void p2p_fault_case_desc(const struct p2p_fault_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s",
+		 p2p_fault_action_names[c->action], c->attr);
+}
+
+KUNIT_ARRAY_PARAM(p2p_fault, p2p_fault_cases, p2p_fault_case_desc);
+
+static void p2p_fault_clear_action(void *unused)
+{
+	cm_p2p_fault_clear();
+}
+
+/* DELAY holds a MAD this long; REORDER at most this long. */
+#define P2P_FAULT_DELAY_MS	300
+
+static void p2p_fault_scenario(struct kunit *test)
+{
+	const struct p2p_fault_case *c = test->param_value;
+	/* a fresh ServiceID per case: nothing left over from the last one */
+	u64 sid = P2P_SID + 0x100 + (c - p2p_fault_cases);
+	struct p2p_end *a, *b;
+	unsigned int hits;
+
+	cm_p2p_fault_clear();
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+					p2p_fault_clear_action, NULL));
+	a = p2p_end_create(test, "a");
+	b = p2p_end_create(test, "b");
+	hits = cm_p2p_fault_hits();
+	KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(c->action, c->attr_id, 0, 1,
+						  P2P_FAULT_DELAY_MS));
+
+	switch (c->path) {
+	case P2P_PATH_COLLISION:
+	case P2P_PATH_REJECT:
+		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
+		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
+		break;
+	case P2P_PATH_HELD:
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+							 cpu_to_be64(sid)));
+		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
+		msleep(200);
+		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
+		break;
+	}
+
+	if (c->path == P2P_PATH_REJECT) {
+		/* a goes away: its CM rejects; b must fail, and in time */
+		ib_destroy_cm_id(a->cm_id);
+		a->cm_id = NULL;
+		p2p_wait(b);
+		hits = cm_p2p_fault_hits() - hits;
+		cm_p2p_fault_clear();
+		KUNIT_EXPECT_LT(test, b->status, 0);
+		KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+		KUNIT_EXPECT_EQ_MSG(test, 1U, hits, "the fault never happened");
+		kunit_info(test, "b failed: status %d, REJ %d (reason %d), fault hits %u\n",
+			   b->status, b->got_rej, b->rej_reason, hits);
+		return;
+	}
+
+	p2p_wait(a);
+	p2p_wait(b);
+	hits = cm_p2p_fault_hits() - hits;
+	cm_p2p_fault_clear();
+	KUNIT_EXPECT_EQ_MSG(test, 1U, hits, "the fault never happened");
+	KUNIT_EXPECT_EQ_MSG(test, !a->status, !b->status,
+			    "ends disagree: a status %d, b status %d",
+			    a->status, b->status);
+	/* one fault of this kind is recoverable: it must connect */
+	KUNIT_EXPECT_EQ(test, 0, a->status);
+	KUNIT_EXPECT_EQ(test, 0, b->status);
+	if (a->status || b->status) {
+		KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, a->cm_id->state);
+		KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+		return;
+	}
+	p2p_expect_one_connection(test, a, b);
+	p2p_exchange(test, a, b);
+}
+
+/*
+ * Teardown at each step of a collision.  Each end that stays must learn
+ * of the failure in bounded time; KASAN, lockdep and kmemleak watch the
+ * rest (checked by the test runner on the whole boot).
+ */
+
+/* a's REQ is out, a goes away before b has sent its own. */
+static void p2p_teardown_before_match(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x200));
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = NULL;
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x200));
+	p2p_wait(b);
+	KUNIT_EXPECT_LT(test, b->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+}
+
+/* The passive end fails between the match and its REP. */
+static void p2p_teardown_between_match_and_rep(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	struct p2p_end *active;
+
+	a->refuse_req = true;
+	b->refuse_req = true;
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x201));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x201));
+	p2p_wait(a);
+	p2p_wait(b);
+	KUNIT_EXPECT_NE_MSG(test, a->got_req, b->got_req,
+			    "exactly one end must turn passive");
+	active = a->got_req ? b : a;
+	KUNIT_EXPECT_EQ(test, -ECANCELED, (active == a ? b : a)->status);
+	KUNIT_EXPECT_LT(test, active->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, active->cm_id->state);
+	kunit_info(test, "active end: status %d, REJ %d (reason %d)\n",
+		   active->status, active->got_rej, active->rej_reason);
+}
+
+/* b holds a's REQ and goes away: a is rejected when the hold ends. */
+static void p2p_teardown_holder_during_hold(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(P2P_SID + 0x202)));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x202));
+	msleep(200);
+	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	ib_destroy_cm_id(b->cm_id);
+	b->cm_id = NULL;
+	p2p_wait(a);
+	KUNIT_EXPECT_LT(test, a->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, a->cm_id->state);
+	kunit_info(test, "held end: status %d, REJ %d (reason %d)\n",
+		   a->status, a->got_rej, a->rej_reason);
+}
+
+/* a's REQ is held by b and a goes away: b's later connect fails. */
+static void p2p_teardown_held_during_hold(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(P2P_SID + 0x203)));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x203));
+	msleep(200);
+	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = NULL;
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x203));
+	p2p_wait(b);
+	KUNIT_EXPECT_LT(test, b->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+	kunit_info(test, "holder: status %d, REJ %d (reason %d)\n",
+		   b->status, b->got_rej, b->rej_reason);
+}
+
+static struct kunit_case cm_p2p_fault_test_cases[] = {
+	KUNIT_CASE_SLOW(p2p_teardown_before_match),
+	KUNIT_CASE_SLOW(p2p_teardown_between_match_and_rep),
+	KUNIT_CASE_SLOW(p2p_teardown_holder_during_hold),
+	KUNIT_CASE_SLOW(p2p_teardown_held_during_hold),
+	KUNIT_CASE_PARAM_ATTR(p2p_fault_scenario, p2p_fault_gen_params,
+			      { .speed = KUNIT_SPEED_SLOW }),
+	{}
+};
+
+static struct kunit_suite cm_p2p_fault_test_suite = {
+	.name = "cm_p2p_fault",
+	.suite_init = cm_p2p_ib_suite_init,
+	.test_cases = cm_p2p_fault_test_cases,
+};
+
+kunit_test_suite(cm_p2p_fault_test_suite);
+#endif /* CONFIG_INFINIBAND_CM_P2P_FAULT_INJECT */
 
 MODULE_DESCRIPTION("KUnit tests of IB CM peer-to-peer over an RDMA device");
 MODULE_LICENSE("Dual BSD/GPL");
