@@ -35,7 +35,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all modules deps tree kunit e2e abi lint series test clean \
-	install uninstall dkms dkms-remove docs bench
+	install uninstall dkms dkms-remove docs bench stress
 
 all: modules
 
@@ -79,6 +79,9 @@ dkms-remove:
 
 bench: tree
 	tests/bench/run-bench.sh
+
+stress: tree
+	scripts/stress.sh
 
 docs: tree
 	scripts/docs.sh

@@ -10,7 +10,9 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 KUNITCONFIG=$TOP/tests/kunit/p2p.kunitconfig
-RESULTS=$BUILD/results
+RESULTS=${RESULTS_DIR:-$BUILD/results}
+# more kernel command line (scripts/stress.sh: fuzz cases, rounds)
+read -r -a EXTRA_ARGS <<<"${KUNIT_EXTRA_ARGS:-}"
 SUITES=(cm_p2p_table cm_p2p_arbiter cm_p2p_rdv)
 # Suites that need an RDMA device: skipped at boot, run again by
 # uml-init.sh through debugfs once rxe0 exists (results in ktap-<suite>.txt)
@@ -19,7 +21,7 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
 
 mkdir -p "$UML_OUT" "$RESULTS"
 rm -f "$RESULTS"/kunit.* "$RESULTS"/kmemleak.* "$RESULTS"/checks.tsv \
-	"$RESULTS"/ktap-* "$RESULTS"/ib-*
+	"$RESULTS"/ktap-* "$RESULTS"/ib-* "$RESULTS"/td*
 
 log "building UML KUnit kernel in ${UML_OUT#"$TOP"/}"
 start=$(date +%s)
@@ -31,12 +33,17 @@ start=$(date +%s)
 }
 log "built in $(($(date +%s) - start)) s"
 
-log "booting UML (KUnit suites, then kmemleak scan)"
+# the librdmacm program of the teardown stage (tests/kunit/uml-init.sh)
+gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_ping" \
+	"$TOP/tests/e2e/p2p_ping.c" -lrdmacm -libverbs || die "p2p_ping build"
+
+log "booting UML (KUnit suites, teardown of librdmacm users, kmemleak scan)"
 start=$(date +%s)
 set +e
 timeout --kill-after=15 "$BOOT_TIMEOUT" "$UML_OUT/linux" mem=1G \
 	console=tty rootfstype=hostfs rootflags=/ rw \
 	init="$TOP/tests/kunit/uml-init.sh" P2P_OUT="$RESULTS" \
+	P2P_BIN="$BUILD/p2p_ping" "${EXTRA_ARGS[@]}" \
 	kasan.fault=report </dev/null >"$RESULTS/kunit.log" 2>&1
 rc=$?
 set -e
@@ -95,6 +102,18 @@ done
 for s in "${DEV_SUITES[@]}"; do
 	check "uml/suite_ran_on_rxe0/$s" dev_suite_ran "$s"
 done
+# teardown stage: each end exits on its own (exit 1: a failure reported),
+# not by the 30 s timeout (124) or a kill (137), except la killed on purpose
+td_rc() { cat "$RESULTS/td-$1.rc" 2>/dev/null || echo none; }
+td_ok() {
+	local ok=0
+	[ "$(td_rc "$1-la")" = "$2" ] && [ "$(td_rc "$1-lb")" = 1 ] || ok=1
+	echo "td-$1: la rc $(td_rc "$1-la"), lb rc $(td_rc "$1-lb")," \
+		"lb: $(tail -1 "$RESULTS/td-$1-lb.log" 2>/dev/null)" >&2
+	return $ok
+}
+check "uml/teardown_kill_during_hold" td_ok kill 137
+check "uml/teardown_link_delete_during_hold" td_ok linkdel 1
 check "uml/no_kasan_lockdep_report" no_kernel_bug
 check "uml/kmemleak_clean" no_leak
 check "uml/clean_poweroff" test "$rc" -eq 0

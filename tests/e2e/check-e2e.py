@@ -106,6 +106,21 @@ check("e2e/listen_on_peer_port_refused",
       f"(rping rc={rc('b', 'conflict')}: "
       f"{clog.strip().splitlines()[0] if clog.strip() else '-'})")
 
+# other users: the option needs no privilege; a bound port or a REQ held
+# for another local address cannot be taken
+check("e2e/unprivileged_peer_bind", rc("b", "unpriv") == 0,
+      f"(rc {rc('b', 'unpriv')})")
+slog = read("b", "steal-bind.log")
+check("e2e/other_user_cannot_bind_peer_port",
+      rc("b", "steal-bind") == 1 and "in use" in slog.lower(),
+      f"(rc {rc('b', 'steal-bind')}: "
+      f"{slog.strip().splitlines()[-1] if slog.strip() else '-'})")
+hlog = read("b", "steal-held.log")
+check("e2e/other_address_cannot_claim_held_req",
+      rc("b", "steal-held") == 1 and "role=" not in hlog,
+      f"(rc {rc('b', 'steal-held')}: "
+      f"{hlog.strip().splitlines()[-1] if hlog.strip() else '-'})")
+
 # 3. one side never connects: a is rejected once its held REQ expires
 alog = read("a", "oneside.log")
 check("e2e/oneside_rejected_cleanly",

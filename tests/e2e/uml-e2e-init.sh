@@ -92,6 +92,23 @@ else
 	sleep 2
 	timeout 10 rping -s -a "$P2P_IP" -p 7481 -C 1 >"$out/conflict.log" 2>&1
 	echo $? >"$out/conflict.rc"
+	# other users' processes (nobody): the option needs no privilege,
+	# as rdma_listen() does not, but they cannot take the bound port...
+	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	"${nobody[@]}" "$P2P_BIN" "${ping_args[@]}" --port 7485 --idle-ms 100 \
+		>"$out/unpriv.log" 2>&1
+	echo $? >"$out/unpriv.rc"
+	"${nobody[@]}" "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 100 \
+		>"$out/steal-bind.log" 2>&1
+	echo $? >"$out/steal-bind.rc"
+	# ...nor claim a's REQ held for $P2P_IP by connecting to a from
+	# another local address of the same device (it must fail)
+	ip addr add 198.18.0.4/24 dev vec0
+	sleep 1
+	"${nobody[@]}" "$P2P_BIN" --local 198.18.0.4 --remote "$P2P_PEER" \
+		--name thief --port 7481 --timeout-ms 9000 \
+		>"$out/steal-held.log" 2>&1
+	echo $? >"$out/steal-held.rc"
 	wait $pid
 	echo $? >"$out/oneside.rc"
 	counters >"$out/oneside.after"

@@ -12,6 +12,8 @@
 #include <linux/limits.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/rcupdate.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -96,16 +98,37 @@ int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
  * refused with -EADDRINUSE), so the first bind found containing a
  * ServiceID gives its mode.  Binding the same (sid, mask, mode) again takes
  * a reference; each unbind drops one.
+ *
+ * Exact binds (mask ~0, what rdma_cm and most ULPs make) are also in a
+ * resizable hash table keyed by ServiceID.  By the invariant, an exact bind
+ * found there gives the mode without looking at the tree, and while no
+ * range bind exists a miss there means NONE.  That lookup takes no lock:
+ * it runs under RCU, and binds are freed after a grace period.  The tree,
+ * under the lock, stays the authority for binds and overlaps.
  */
 
 struct cm_p2p_bind {
 	struct rb_node rb;
+	struct rhash_head hnode;	/* exact binds only */
+	struct rcu_head rcu;
 	u64 start;
 	u64 last;
 	u64 subtree_last;
 	enum cm_p2p_mode mode;
 	unsigned int refs;
 };
+
+static const struct rhashtable_params cm_p2p_exact_params = {
+	.key_len = sizeof(u64),
+	.key_offset = offsetof(struct cm_p2p_bind, start),
+	.head_offset = offsetof(struct cm_p2p_bind, hnode),
+	.automatic_shrinking = true,
+};
+
+static bool cm_p2p_bind_exact(const struct cm_p2p_bind *bind)
+{
+	return bind->start == bind->last;
+}
 
 #define CM_P2P_BIND_START(b) ((b)->start)
 #define CM_P2P_BIND_LAST(b) ((b)->last)
@@ -114,14 +137,19 @@ INTERVAL_TREE_DEFINE(struct cm_p2p_bind, rb, u64, subtree_last,
 		     CM_P2P_BIND_START, CM_P2P_BIND_LAST, static, cm_p2p_it)
 
 struct cm_p2p_table {
-	spinlock_t lock;	/* protects root and the binds in it */
+	spinlock_t lock;	/* protects root, range_binds, refs, writers of exact */
 	struct rb_root_cached root;
+	struct rhashtable exact;	/* exact binds, also in root */
 	unsigned int peer_binds;
+	unsigned int range_binds;	/* binds in root that are not exact */
 };
 
 /**
  * cm_p2p_table_alloc() - allocate an empty ServiceID mode table
- * @gfp: allocation flags
+ * @gfp: allocation flags for the table itself
+ *
+ * Context: may sleep (the hash table of exact binds is set up with
+ * GFP_KERNEL).
  *
  * Return: the table, or NULL when out of memory.
  */
@@ -132,6 +160,10 @@ struct cm_p2p_table *cm_p2p_table_alloc(gfp_t gfp)
 	table = kzalloc(sizeof(*table), gfp);
 	if (!table)
 		return NULL;
+	if (rhashtable_init(&table->exact, &cm_p2p_exact_params)) {
+		kfree(table);
+		return NULL;
+	}
 	spin_lock_init(&table->lock);
 	table->root = RB_ROOT_CACHED;
 	return table;
@@ -149,6 +181,8 @@ void cm_p2p_table_free(struct cm_p2p_table *table)
 
 	if (!table)
 		return;
+	/* binds are freed below, through the tree */
+	rhashtable_destroy(&table->exact);
 	while ((node = rb_first_cached(&table->root))) {
 		struct cm_p2p_bind *bind = rb_entry(node, struct cm_p2p_bind, rb);
 
@@ -188,7 +222,8 @@ static int cm_p2p_range(__be64 service_id, __be64 service_mask,
  * Return: 0 on success; -EINVAL for a bad mode, a mask that is not a prefix
  * or a ServiceID with bits outside the mask; -EADDRINUSE when an
  * overlapping bind of the other mode exists; -EOVERFLOW when the bind's
- * reference count is saturated; -ENOMEM.
+ * reference count is saturated; -ENOMEM, or another error from growing the
+ * hash table of exact binds.
  */
 int cm_p2p_bind(struct cm_p2p_table *table, __be64 service_id,
 		__be64 service_mask, enum cm_p2p_mode mode, gfp_t gfp)
@@ -227,6 +262,14 @@ int cm_p2p_bind(struct cm_p2p_table *table, __be64 service_id,
 			bind->refs++;
 			goto out_unlock;
 		}
+	}
+	if (cm_p2p_bind_exact(new)) {
+		ret = rhashtable_insert_fast(&table->exact, &new->hnode,
+					     cm_p2p_exact_params);
+		if (ret)
+			goto out_unlock;
+	} else {
+		WRITE_ONCE(table->range_binds, table->range_binds + 1);
 	}
 	cm_p2p_it_insert(new, &table->root);
 	if (mode == CM_P2P_MODE_PEER)
@@ -270,6 +313,12 @@ int cm_p2p_unbind(struct cm_p2p_table *table, __be64 service_id,
 		ret = 0;
 		if (--bind->refs)
 			break;
+		if (cm_p2p_bind_exact(bind))
+			WARN_ON(rhashtable_remove_fast(&table->exact,
+						       &bind->hnode,
+						       cm_p2p_exact_params));
+		else
+			WRITE_ONCE(table->range_binds, table->range_binds - 1);
 		cm_p2p_it_remove(bind, &table->root);
 		if (mode == CM_P2P_MODE_PEER)
 			WRITE_ONCE(table->peer_binds, table->peer_binds - 1);
@@ -277,7 +326,9 @@ int cm_p2p_unbind(struct cm_p2p_table *table, __be64 service_id,
 		break;
 	}
 	spin_unlock_irqrestore(&table->lock, flags);
-	kfree(dead);
+	/* a lockless lookup of the hash table may still be looking at it */
+	if (dead)
+		kfree_rcu(dead, rcu);
 	return ret;
 }
 
@@ -286,7 +337,9 @@ int cm_p2p_unbind(struct cm_p2p_table *table, __be64 service_id,
  * @table: the device's mode table
  * @service_id: REQ:ServiceID
  *
- * Safe in atomic context.
+ * Safe in atomic context.  An exact bind is found in the hash table
+ * without the table lock; only when range binds exist does a miss there
+ * take the lock and search the tree.
  *
  * Return: the mode of the bind covering @service_id, or %CM_P2P_MODE_NONE.
  */
@@ -296,6 +349,14 @@ enum cm_p2p_mode cm_p2p_lookup(struct cm_p2p_table *table, __be64 service_id)
 	enum cm_p2p_mode mode = CM_P2P_MODE_NONE;
 	struct cm_p2p_bind *bind;
 	unsigned long flags;
+
+	rcu_read_lock();
+	bind = rhashtable_lookup(&table->exact, &sid, cm_p2p_exact_params);
+	if (bind)
+		mode = READ_ONCE(bind->mode);
+	rcu_read_unlock();
+	if (mode != CM_P2P_MODE_NONE || !READ_ONCE(table->range_binds))
+		return mode;
 
 	spin_lock_irqsave(&table->lock, flags);
 	bind = cm_p2p_it_iter_first(&table->root, sid, sid);
@@ -354,7 +415,9 @@ static bool cm_p2p_key_eq(const struct cm_p2p_rdv_key *a,
 {
 	return a->service_id == b->service_id &&
 	       !memcmp(a->remote_gid.raw, b->remote_gid.raw,
-		       sizeof(a->remote_gid.raw));
+		       sizeof(a->remote_gid.raw)) &&
+	       !memcmp(a->local_gid.raw, b->local_gid.raw,
+		       sizeof(a->local_gid.raw));
 }
 
 /* The held REQ with @key from @remote_comm_id; rdv->lock held. */

@@ -87,10 +87,13 @@ static inline bool cm_p2p_sid_is_peer(struct cm_p2p_table *table,
  * struct cm_p2p_rdv_key - what a held REQ is claimed by
  * @service_id: REQ:ServiceID
  * @remote_gid: REQ:Primary Local Port GID, i.e. the remote end's port GID
+ * @local_gid: REQ:Primary Remote Port GID, the local port GID it was sent
+ *	to: only a peer REQ sent from that GID claims it
  */
 struct cm_p2p_rdv_key {
 	__be64 service_id;
 	union ib_gid remote_gid;
+	union ib_gid local_gid;
 };
 
 /* Upper bound of the opaque copy a held REQ may carry. */

@@ -10,8 +10,9 @@
  *  - cs_decision: that decision for client/server REQs with no peer bind
  *    (empty table, and 1000 client/server binds as listeners make), next
  *    to a loop that makes no decision at all, as before the patch;
- *  - lookup: the decision and the lookup with 1k, 100k and 1M peer
- *    ServiceIDs bound, for bound and for unbound ServiceIDs.
+ *  - lookup: the decision with 1k, 100k and 1M exact peer ServiceIDs
+ *    bound, for bound and for unbound ServiceIDs, then again with one
+ *    range bind added (a miss in the hash table then searches the tree).
  *
  * Results are "bench: <name> <ns per op>" lines in the KUnit log; the
  * expectations check only that the decisions are right.
@@ -29,6 +30,10 @@
  * bound and i + BENCH_UNBOUND_SHIFT never is.
  */
 #define BENCH_UNBOUND_SHIFT	1
+
+/* A range bind (2^32 ServiceIDs) below every ServiceID bench_sid() makes */
+#define BENCH_RANGE_SID		cpu_to_be64(0x0800000000000000ULL)
+#define BENCH_RANGE_MASK	cpu_to_be64(~0ULL << 32)
 
 static __be64 bench_sid(u32 i)
 {
@@ -161,6 +166,26 @@ static void p2p_bench_lookup(struct kunit *test)
 		snprintf(name, sizeof(name), "decision_%u_peer_unbound_ns", n);
 		bench_report(test, name, ps);
 		KUNIT_EXPECT_EQ(test, hits, 0);
+
+		/* one range bind too: misses in the hash search the tree */
+		KUNIT_ASSERT_EQ(test, cm_p2p_bind(table, BENCH_RANGE_SID,
+						  BENCH_RANGE_MASK,
+						  CM_P2P_MODE_PEER,
+						  GFP_KERNEL), 0);
+		ps = bench_time(bench_decision, table, order, 0, &hits);
+		snprintf(name, sizeof(name),
+			 "decision_%u_peer_bound_range_too_ns", n);
+		bench_report(test, name, ps);
+		KUNIT_EXPECT_EQ(test, hits, BENCH_OPS);
+		ps = bench_time(bench_decision, table, order,
+				BENCH_UNBOUND_SHIFT, &hits);
+		snprintf(name, sizeof(name),
+			 "decision_%u_peer_unbound_range_too_ns", n);
+		bench_report(test, name, ps);
+		KUNIT_EXPECT_EQ(test, hits, 0);
+		KUNIT_EXPECT_EQ(test, cm_p2p_unbind(table, BENCH_RANGE_SID,
+						    BENCH_RANGE_MASK,
+						    CM_P2P_MODE_PEER), 0);
 
 		vfree(order);
 		cm_p2p_table_free(table);

@@ -91,8 +91,9 @@ static struct cm_p2p_fault_rule *cm_p2p_fault_match(bool send, __be16 attr_id)
 
 	for (i = 0; i < CM_P2P_FAULT_MAX_RULES; i++) {
 		r = &cm_p2p_fault_rules[i];
-		if (!r->used || !r->count ||
-		    (r->action == CM_P2P_FAULT_DUP) != send ||
+		bool dup = r->action == CM_P2P_FAULT_DUP;
+
+		if (!r->used || !r->count || dup != send ||
 		    (r->attr_id && r->attr_id != attr_id))
 			continue;
 		if (r->skip) {

@@ -569,12 +569,101 @@ static void p2p_ib_client_server(struct kunit *test)
 	ib_destroy_cm_id(listen_id);
 }
 
+/*
+ * Teardown at each step of a collision.  Each end that stays must learn
+ * of the failure in bounded time; KASAN, lockdep and kmemleak watch the
+ * rest (checked by the test runner on the whole boot).
+ */
+
+/* a's REQ is out, a goes away before b has sent its own. */
+static void p2p_teardown_before_match(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x200));
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = NULL;
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x200));
+	p2p_wait(b);
+	KUNIT_EXPECT_LT(test, b->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+}
+
+/* The passive end fails between the match and its REP. */
+static void p2p_teardown_between_match_and_rep(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	struct p2p_end *active;
+
+	a->refuse_req = true;
+	b->refuse_req = true;
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x201));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x201));
+	p2p_wait(a);
+	p2p_wait(b);
+	KUNIT_EXPECT_NE_MSG(test, a->got_req, b->got_req,
+			    "exactly one end must turn passive");
+	active = a->got_req ? b : a;
+	KUNIT_EXPECT_EQ(test, -ECANCELED, (active == a ? b : a)->status);
+	KUNIT_EXPECT_LT(test, active->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, active->cm_id->state);
+	kunit_info(test, "active end: status %d, REJ %d (reason %d)\n",
+		   active->status, active->got_rej, active->rej_reason);
+}
+
+/* b holds a's REQ and goes away: a is rejected when the hold ends. */
+static void p2p_teardown_holder_during_hold(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(P2P_SID + 0x202)));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x202));
+	msleep(200);
+	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	ib_destroy_cm_id(b->cm_id);
+	b->cm_id = NULL;
+	p2p_wait(a);
+	KUNIT_EXPECT_LT(test, a->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, a->cm_id->state);
+	kunit_info(test, "held end: status %d, REJ %d (reason %d)\n",
+		   a->status, a->got_rej, a->rej_reason);
+}
+
+/* a's REQ is held by b and a goes away: b's later connect fails. */
+static void p2p_teardown_held_during_hold(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(P2P_SID + 0x203)));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x203));
+	msleep(200);
+	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = NULL;
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x203));
+	p2p_wait(b);
+	KUNIT_EXPECT_LT(test, b->status, 0);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+	kunit_info(test, "holder: status %d, REJ %d (reason %d)\n",
+		   b->status, b->got_rej, b->rej_reason);
+}
+
 static struct kunit_case cm_p2p_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_ib_collision),
 	KUNIT_CASE_SLOW(p2p_ib_early_req),
 	KUNIT_CASE_SLOW(p2p_ib_conflicts),
 	KUNIT_CASE_SLOW(p2p_ib_destroy_during_collision),
 	KUNIT_CASE_SLOW(p2p_ib_client_server),
+	KUNIT_CASE_SLOW(p2p_teardown_before_match),
+	KUNIT_CASE_SLOW(p2p_teardown_between_match_and_rep),
+	KUNIT_CASE_SLOW(p2p_teardown_holder_during_hold),
+	KUNIT_CASE_SLOW(p2p_teardown_held_during_hold),
 	{}
 };
 
@@ -840,8 +929,10 @@ static int p2p_fuzz_send(struct p2p_fuzz *f, const struct cm_req_msg *req)
 
 static void p2p_fuzz_drain(struct p2p_fuzz *f)
 {
-	KUNIT_EXPECT_GT(f->test, wait_event_timeout(f->wq,
-				!atomic_read(&f->in_flight), 10 * HZ), 0L);
+	long left = wait_event_timeout(f->wq, !atomic_read(&f->in_flight),
+				       10 * HZ);
+
+	KUNIT_EXPECT_GT(f->test, left, 0L);
 	msleep(500);	/* let the CM's work queue catch up */
 }
 
@@ -1038,16 +1129,18 @@ struct p2p_fault_case {
 
 #define P2P_FAULT(act, name, p)						\
 	{ CM_P2P_FAULT_##act, CM_##name##_ATTR_ID, #name, P2P_PATH_##p }
-#define P2P_FAULTS(name, p)						\
-	P2P_FAULT(DROP, name, p), P2P_FAULT(DUP, name, p),		\
-	P2P_FAULT(DELAY, name, p), P2P_FAULT(REORDER, name, p)
 
 static const struct p2p_fault_case p2p_fault_cases[] = {
-	P2P_FAULTS(REQ, COLLISION),
-	P2P_FAULTS(REP, COLLISION),
-	P2P_FAULTS(RTU, COLLISION),
-	P2P_FAULTS(MRA, HELD),
-	P2P_FAULTS(REJ, REJECT),
+	P2P_FAULT(DROP, REQ, COLLISION), P2P_FAULT(DUP, REQ, COLLISION),
+	P2P_FAULT(DELAY, REQ, COLLISION), P2P_FAULT(REORDER, REQ, COLLISION),
+	P2P_FAULT(DROP, REP, COLLISION), P2P_FAULT(DUP, REP, COLLISION),
+	P2P_FAULT(DELAY, REP, COLLISION), P2P_FAULT(REORDER, REP, COLLISION),
+	P2P_FAULT(DROP, RTU, COLLISION), P2P_FAULT(DUP, RTU, COLLISION),
+	P2P_FAULT(DELAY, RTU, COLLISION), P2P_FAULT(REORDER, RTU, COLLISION),
+	P2P_FAULT(DROP, MRA, HELD), P2P_FAULT(DUP, MRA, HELD),
+	P2P_FAULT(DELAY, MRA, HELD), P2P_FAULT(REORDER, MRA, HELD),
+	P2P_FAULT(DROP, REJ, REJECT), P2P_FAULT(DUP, REJ, REJECT),
+	P2P_FAULT(DELAY, REJ, REJECT), P2P_FAULT(REORDER, REJ, REJECT),
 };
 
 static const char *const p2p_fault_action_names[] = {
@@ -1077,10 +1170,11 @@ static void p2p_fault_scenario(struct kunit *test)
 	u64 sid = P2P_SID + 0x100 + (c - p2p_fault_cases);
 	struct p2p_end *a, *b;
 	unsigned int hits;
+	int ret;
 
 	cm_p2p_fault_clear();
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-					p2p_fault_clear_action, NULL));
+	ret = kunit_add_action_or_reset(test, p2p_fault_clear_action, NULL);
+	KUNIT_ASSERT_EQ(test, 0, ret);
 	a = p2p_end_create(test, "a");
 	b = p2p_end_create(test, "b");
 	hits = cm_p2p_fault_hits();
@@ -1137,96 +1231,7 @@ static void p2p_fault_scenario(struct kunit *test)
 	p2p_exchange(test, a, b);
 }
 
-/*
- * Teardown at each step of a collision.  Each end that stays must learn
- * of the failure in bounded time; KASAN, lockdep and kmemleak watch the
- * rest (checked by the test runner on the whole boot).
- */
-
-/* a's REQ is out, a goes away before b has sent its own. */
-static void p2p_teardown_before_match(struct kunit *test)
-{
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x200));
-	ib_destroy_cm_id(a->cm_id);
-	a->cm_id = NULL;
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x200));
-	p2p_wait(b);
-	KUNIT_EXPECT_LT(test, b->status, 0);
-	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
-}
-
-/* The passive end fails between the match and its REP. */
-static void p2p_teardown_between_match_and_rep(struct kunit *test)
-{
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-	struct p2p_end *active;
-
-	a->refuse_req = true;
-	b->refuse_req = true;
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x201));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x201));
-	p2p_wait(a);
-	p2p_wait(b);
-	KUNIT_EXPECT_NE_MSG(test, a->got_req, b->got_req,
-			    "exactly one end must turn passive");
-	active = a->got_req ? b : a;
-	KUNIT_EXPECT_EQ(test, -ECANCELED, (active == a ? b : a)->status);
-	KUNIT_EXPECT_LT(test, active->status, 0);
-	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, active->cm_id->state);
-	kunit_info(test, "active end: status %d, REJ %d (reason %d)\n",
-		   active->status, active->got_rej, active->rej_reason);
-}
-
-/* b holds a's REQ and goes away: a is rejected when the hold ends. */
-static void p2p_teardown_holder_during_hold(struct kunit *test)
-{
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(P2P_SID + 0x202)));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x202));
-	msleep(200);
-	KUNIT_EXPECT_TRUE(test, a->got_mra);
-	ib_destroy_cm_id(b->cm_id);
-	b->cm_id = NULL;
-	p2p_wait(a);
-	KUNIT_EXPECT_LT(test, a->status, 0);
-	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, a->cm_id->state);
-	kunit_info(test, "held end: status %d, REJ %d (reason %d)\n",
-		   a->status, a->got_rej, a->rej_reason);
-}
-
-/* a's REQ is held by b and a goes away: b's later connect fails. */
-static void p2p_teardown_held_during_hold(struct kunit *test)
-{
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(P2P_SID + 0x203)));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x203));
-	msleep(200);
-	KUNIT_EXPECT_TRUE(test, a->got_mra);
-	ib_destroy_cm_id(a->cm_id);
-	a->cm_id = NULL;
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x203));
-	p2p_wait(b);
-	KUNIT_EXPECT_LT(test, b->status, 0);
-	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
-	kunit_info(test, "holder: status %d, REJ %d (reason %d)\n",
-		   b->status, b->got_rej, b->rej_reason);
-}
-
 static struct kunit_case cm_p2p_fault_test_cases[] = {
-	KUNIT_CASE_SLOW(p2p_teardown_before_match),
-	KUNIT_CASE_SLOW(p2p_teardown_between_match_and_rep),
-	KUNIT_CASE_SLOW(p2p_teardown_holder_during_hold),
-	KUNIT_CASE_SLOW(p2p_teardown_held_during_hold),
 	KUNIT_CASE_PARAM_ATTR(p2p_fault_scenario, p2p_fault_gen_params,
 			      { .speed = KUNIT_SPEED_SLOW }),
 	{}

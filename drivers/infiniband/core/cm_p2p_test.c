@@ -323,6 +323,159 @@ static void p2p_table_many(struct kunit *test)
 }
 
 /*
+ * Random binds and unbinds of exact ServiceIDs and of prefix ranges over
+ * a small ServiceID space, checked against a plain list of binds after
+ * every step: return codes, lookups (exact binds are answered by the hash
+ * table, the rest by the tree) and the peer bind count.
+ */
+#define P2P_MODEL_BASE		0x7700000000000000ULL
+#define P2P_MODEL_SPACE		256
+#define P2P_MODEL_MAX		96
+
+struct p2p_model_bind {
+	u64 start, last;
+	enum cm_p2p_mode mode;
+	unsigned int refs;
+};
+
+struct p2p_model {
+	struct p2p_model_bind b[P2P_MODEL_MAX];
+	unsigned int n;
+};
+
+static int p2p_model_find(const struct p2p_model *m, u64 start, u64 last,
+			  enum cm_p2p_mode mode)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->b[i].start == start && m->b[i].last == last &&
+		    m->b[i].mode == mode)
+			return i;
+	return -1;
+}
+
+static int p2p_model_bind(struct p2p_model *m, u64 start, u64 last,
+			  enum cm_p2p_mode mode)
+{
+	unsigned int i;
+	int k;
+
+	for (i = 0; i < m->n; i++)
+		if (m->b[i].start <= last && start <= m->b[i].last &&
+		    m->b[i].mode != mode)
+			return -EADDRINUSE;
+	k = p2p_model_find(m, start, last, mode);
+	if (k >= 0) {
+		m->b[k].refs++;
+		return 0;
+	}
+	m->b[m->n++] = (struct p2p_model_bind){ start, last, mode, 1 };
+	return 0;
+}
+
+static int p2p_model_unbind(struct p2p_model *m, u64 start, u64 last,
+			    enum cm_p2p_mode mode)
+{
+	int k = p2p_model_find(m, start, last, mode);
+
+	if (k < 0)
+		return -ENOENT;
+	if (!--m->b[k].refs)
+		m->b[k] = m->b[--m->n];
+	return 0;
+}
+
+static enum cm_p2p_mode p2p_model_lookup(const struct p2p_model *m, u64 sid)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->b[i].start <= sid && sid <= m->b[i].last)
+			return m->b[i].mode;
+	return NONE;
+}
+
+static unsigned int p2p_model_peers(const struct p2p_model *m)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < m->n; i++)
+		n += m->b[i].mode == PEER;
+	return n;
+}
+
+static void p2p_table_model(struct kunit *test)
+{
+	static const unsigned int prefix[] = { 64, 64, 64, 64, 63, 62, 60, 58 };
+	struct cm_p2p_table *table = p2p_test_table(test);
+	unsigned int step, i, bad = 0, ops[2] = { 0, 0 };
+	struct p2p_model *m;
+	struct rnd_state rnd;
+
+	m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	prandom_seed_state(&rnd, 0x5eed0001);
+	for (step = 0; step < 4000; step++) {
+		u32 r = prandom_u32_state(&rnd);
+		unsigned int len = prefix[r % ARRAY_SIZE(prefix)];
+		u64 mask = PREFIX(len);
+		u64 start = (P2P_MODEL_BASE + (r >> 8) % P2P_MODEL_SPACE) & mask;
+		u64 last = start | ~mask;
+		enum cm_p2p_mode mode = (r >> 4) & 1 ? PEER : CS;
+		bool bind = (r >> 5) & 3 || !m->n;
+		int want, got;
+
+		if (bind && m->n == P2P_MODEL_MAX)
+			bind = false;
+		if (!bind && m->n && (r >> 7) & 1) {
+			/* mostly unbind something that exists */
+			const struct p2p_model_bind *b = &m->b[(r >> 16) % m->n];
+
+			start = b->start;
+			last = b->last;
+			mode = b->mode;
+			mask = ~(last - start);
+		}
+		if (bind) {
+			want = p2p_model_bind(m, start, last, mode);
+			got = cm_p2p_bind(table, SID(start), MASK(mask), mode,
+					  GFP_KERNEL);
+		} else {
+			want = p2p_model_unbind(m, start, last, mode);
+			got = cm_p2p_unbind(table, SID(start), MASK(mask),
+					    mode);
+		}
+		ops[bind] += !want;
+		KUNIT_ASSERT_EQ_MSG(test, want, got,
+				    "step %u: %s %llx/%u mode %d", step,
+				    bind ? "bind" : "unbind", start, len, mode);
+		for (i = 0; i < 8; i++) {
+			u64 sid = P2P_MODEL_BASE +
+				  prandom_u32_state(&rnd) % P2P_MODEL_SPACE;
+
+			bad += cm_p2p_lookup(table, SID(sid)) !=
+			       p2p_model_lookup(m, sid);
+		}
+		KUNIT_ASSERT_EQ_MSG(test, p2p_model_peers(m),
+				    cm_p2p_peer_binds(table), "step %u", step);
+	}
+	for (i = 0; i < P2P_MODEL_SPACE; i++)
+		KUNIT_EXPECT_EQ(test, p2p_model_lookup(m, P2P_MODEL_BASE + i),
+				cm_p2p_lookup(table, SID(P2P_MODEL_BASE + i)));
+	KUNIT_EXPECT_EQ(test, NONE, cm_p2p_lookup(table, SID(P2P_MODEL_BASE - 1)));
+	KUNIT_EXPECT_EQ(test, NONE,
+			cm_p2p_lookup(table,
+				      SID(P2P_MODEL_BASE + P2P_MODEL_SPACE)));
+	KUNIT_EXPECT_EQ(test, 0U, bad);
+	/* both kinds of operation must have succeeded often */
+	KUNIT_EXPECT_GT(test, ops[0], 200U);
+	KUNIT_EXPECT_GT(test, ops[1], 200U);
+	kunit_info(test, "%u binds, %u unbinds, %u binds left\n", ops[1],
+		   ops[0], m->n);
+}
+
+/*
  * Lookups while other threads bind and unbind: a ServiceID that only
  * ever toggles between PEER and unbound must never read as CLIENT_SERVER
  * (and vice versa), and stable binds must never disappear.
@@ -616,10 +769,12 @@ static struct cm_p2p_rdv *p2p_test_rdv(struct kunit *test,
 	return rdv;
 }
 
+/* A key for a REQ from @gid to our port GID ::ffff:198.18.0.1 */
 static void p2p_key(struct cm_p2p_rdv_key *key, u64 sid, const char *gid)
 {
 	key->service_id = SID(sid);
 	p2p_gid(&key->remote_gid, gid);
+	p2p_gid(&key->local_gid, GID_V4_1);
 }
 
 static void p2p_held_release(void *held)
@@ -644,7 +799,7 @@ static struct cm_p2p_held *p2p_claim(struct kunit *test,
 static void p2p_rdv_hold_claim(struct kunit *test)
 {
 	struct cm_p2p_rdv *rdv = p2p_test_rdv(test, 8, 10000);
-	struct cm_p2p_rdv_key key, other_sid, other_gid;
+	struct cm_p2p_rdv_key key, other_sid, other_gid, other_local;
 	u8 req[256];
 	struct cm_p2p_held *held;
 	unsigned int i;
@@ -654,6 +809,9 @@ static void p2p_rdv_hold_claim(struct kunit *test)
 	p2p_key(&key, 0x10000, GID_V4_2);
 	p2p_key(&other_sid, 0x10001, GID_V4_2);
 	p2p_key(&other_gid, 0x10000, GID_V4_1);
+	/* same ServiceID and sender, sent to another local GID */
+	p2p_key(&other_local, 0x10000, GID_V4_2);
+	p2p_gid(&other_local.local_gid, GID_LL_A);
 
 	KUNIT_EXPECT_EQ(test, 0, cm_p2p_rdv_hold(rdv, &key, cpu_to_be32(0xabc),
 						 0x44, req, sizeof(req),
@@ -661,6 +819,7 @@ static void p2p_rdv_hold_claim(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 1U, cm_p2p_rdv_count(rdv));
 	KUNIT_EXPECT_NULL(test, p2p_claim(test, rdv, &other_sid));
 	KUNIT_EXPECT_NULL(test, p2p_claim(test, rdv, &other_gid));
+	KUNIT_EXPECT_NULL(test, p2p_claim(test, rdv, &other_local));
 	KUNIT_EXPECT_EQ(test, 1U, cm_p2p_rdv_count(rdv));
 
 	held = p2p_claim(test, rdv, &key);
@@ -916,6 +1075,7 @@ static void p2p_rdv_concurrent(struct kunit *test)
 static struct kunit_case cm_p2p_table_test_cases[] = {
 	KUNIT_CASE_PARAM(p2p_table_script, p2p_table_gen_params),
 	KUNIT_CASE(p2p_table_many),
+	KUNIT_CASE(p2p_table_model),
 	KUNIT_CASE_SLOW(p2p_table_concurrent),
 	{}
 };
