@@ -105,15 +105,25 @@ done
 # teardown stage: each end exits on its own (exit 1: a failure reported),
 # not by the 30 s timeout (124) or a kill (137), except la killed on purpose
 td_rc() { cat "$RESULTS/td-$1.rc" 2>/dev/null || echo none; }
-td_ok() {
+td_kill_ok() {
 	local ok=0
-	[ "$(td_rc "$1-la")" = "$2" ] && [ "$(td_rc "$1-lb")" = 1 ] || ok=1
-	echo "td-$1: la rc $(td_rc "$1-la"), lb rc $(td_rc "$1-lb")," \
-		"lb: $(tail -1 "$RESULTS/td-$1-lb.log" 2>/dev/null)" >&2
+	[ "$(td_rc kill-la)" = 137 ] && [ "$(td_rc kill-lb)" = 1 ] &&
+		[ "$(cat "$RESULTS/td-kill.held" 2>/dev/null || echo 0)" -gt 0 ] ||
+		ok=1
+	echo "td-kill: held $(cat "$RESULTS/td-kill.held" 2>/dev/null)," \
+		"la rc $(td_rc kill-la), lb rc $(td_rc kill-lb)," \
+		"lb: $(tail -1 "$RESULTS/td-kill-lb.log" 2>/dev/null)" >&2
 	return $ok
 }
-check "uml/teardown_kill_during_hold" td_ok kill 137
-check "uml/teardown_link_delete_during_hold" td_ok linkdel 1
+# device removal: REQs were held, `rdma link delete` returned 0 in time
+td_linkdel_ok() {
+	local held
+	held=$(cat "$RESULTS/td-linkdel.held" 2>/dev/null || echo 0)
+	echo "td-linkdel: $held held, rdma link delete rc $(td_rc linkdel)" >&2
+	[ "$held" -gt 0 ] && [ "$(td_rc linkdel)" = 0 ]
+}
+check "uml/teardown_kill_during_hold" td_kill_ok
+check "uml/teardown_link_delete_during_hold" td_linkdel_ok
 check "uml/no_kasan_lockdep_report" no_kernel_bug
 check "uml/kmemleak_clean" no_leak
 check "uml/clean_poweroff" test "$rc" -eq 0

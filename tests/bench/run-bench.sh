@@ -14,7 +14,8 @@
 #     latency.csv, latency.png, summary.md}, printed at the end.
 #
 # BENCH_ROUNDS (default 200), BENCH_STORM (default "4 8 16 32") and
-# BENCH_DELAY_US (netem delay on each host's link, default 0) tune it.
+# BENCH_DELAY_US (netem delay on each host's link, default 0) tune it;
+# BENCH_ONLY=hotpath stops after step 2.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$(dirname "$0")/../uml-pair.sh"
@@ -38,6 +39,10 @@ log "hot path: KUnit suite cm_p2p_bench"
 	'cm_p2p_bench') >"$B/kunit.log" 2>&1
 echo $? >"$B/kunit.rc"
 grep -o 'bench: .*' "$B/kunit.log" >"$B/hotpath.txt"
+if [ "${BENCH_ONLY:-}" = hotpath ]; then
+	cat "$B/hotpath.txt"
+	exit "$(cat "$B/kunit.rc")"
+fi
 
 log "building p2p_bench against Debian's librdmacm"
 gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_bench" \

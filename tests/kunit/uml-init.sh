@@ -25,47 +25,38 @@ out=${P2P_OUT:-/tmp}
 	rdma link show && ip addr show veth0
 	set +x
 } >"$out/ib-setup.log" 2>&1
-for suite in cm_p2p_ib cm_p2p_fault cm_p2p_fuzz; do
-	dir=/sys/kernel/debug/kunit/$suite
-	if [ -w "$dir/run" ]; then
-		echo 1 >"$dir/run"
-		cat "$dir/results" >"$out/ktap-$suite.txt"
-	fi
-done
-# make stress (P2P_ROUNDS from the command line): the fault and fuzz
-# suites again, rounds 2..N, results in ktap-<suite>.r<N>.txt
-for round in $(seq 2 "${P2P_ROUNDS:-1}"); do
-	for suite in cm_p2p_fault cm_p2p_fuzz; do
-		dir=/sys/kernel/debug/kunit/$suite
-		[ -w "$dir/run" ] || continue
-		echo 1 >"$dir/run"
-		cat "$dir/results" >"$out/ktap-$suite.r$round.txt"
-	done
-done
-# diagnostics for the IB suites: device and CM counters
-grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
-	/sys/class/infiniband/*/ports/*/cm_*/* 2>/dev/null |
-	sed 's|:| |' >"$out/ib-counters.txt"
+run_suite() {	# run_suite <suite> <ktap file>
+	local dir=/sys/kernel/debug/kunit/$1
+	[ -w "$dir/run" ] || return 0
+	echo 1 >"$dir/run"
+	cat "$dir/results" >"$out/$2"
+}
+held_now() {	# REQs in rxe0's rendezvous queue now
+	local d=/sys/class/infiniband/rxe0/ports/1/cm_p2p
+	echo $(($(cat $d/held) - $(cat $d/claimed) - $(cat $d/expired) - \
+		$(cat $d/withdrawn)))
+}
 
 # Stage 3: librdmacm users (p2p_ping, P2P_BIN) torn down mid-collision,
-# in loopback on rxe0 between two local addresses.  lb binds at once but
-# connects 3 s late, so la's REQ is held by lb meanwhile.
-#  - td-kill: la is killed (SIGKILL) while its REQ is held;
-#  - td-linkdel: rxe0 is deleted (rdma link delete) while it is held.
-# Each process must exit on its own, with a failure, well before the
-# 30 s timeout; KASAN, lockdep and kmemleak watch the kernel side.
+# in loopback on rxe0 between two local addresses.  Both bind at once; la
+# connects at a start time T, lb at T + 3 s, so lb's CM holds la's REQ
+# meanwhile; at T + 1.5 s la is killed (SIGKILL).  Each process must exit
+# on its own, with a failure, well before the 30 s timeout (lb: its REQ is
+# refused, la's held REQ having been withdrawn by la's REJ).
 td_pair() {	# td_pair <name> <port> <action...>
-	local name=$1 port=$2 la lb
+	local name=$1 port=$2 la lb start
 	shift 2
+	start=$(($(date +%s%3N) + 1500))
 	timeout 30 "$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
 		--port "$port" --name la --shared-host --timeout-ms 12000 \
-		>"$out/$name-la.log" 2>&1 &
+		--start-ms "$start" >"$out/$name-la.log" 2>&1 &
 	la=$!
 	timeout 30 "$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 \
 		--port "$port" --name lb --shared-host --timeout-ms 12000 \
-		--delay-ms 3000 >"$out/$name-lb.log" 2>&1 &
+		--start-ms "$start" --delay-ms 3000 >"$out/$name-lb.log" 2>&1 &
 	lb=$!
-	sleep 1.5
+	sleep 3
+	held_now >"$out/$name.held"
 	"$@" "$la"
 	wait "$la"
 	echo $? >"$out/$name-la.rc"
@@ -73,16 +64,43 @@ td_pair() {	# td_pair <name> <port> <action...>
 	echo $? >"$out/$name-lb.rc"
 }
 kill_la() { kill -KILL $(pgrep -P "$1"); }	# p2p_ping under timeout
-link_delete() { rdma link delete rxe0; }
+
+run_suite cm_p2p_ib ktap-cm_p2p_ib.txt
+run_suite cm_p2p_fault ktap-cm_p2p_fault.txt
 if [ -x "${P2P_BIN:-}" ]; then
 	{
 		set -x
 		ip addr add 198.18.0.3/24 dev veth0
-		sleep 1
+		# let what the suites left held expire first
+		sleep $((($(cat /sys/module/ib_cm/parameters/p2p_rdv_max_age_ms) + 1999) / 1000))
 		td_pair td-kill 7490 kill_la
-		td_pair td-linkdel 7491 link_delete
-		rdma link show
 		set +x
 	} >"$out/td.log" 2>&1
+fi
+run_suite cm_p2p_fuzz ktap-cm_p2p_fuzz.txt
+# make stress (P2P_ROUNDS from the command line): the fault and fuzz
+# suites again, rounds 2..N, results in ktap-<suite>.r<N>.txt
+for round in $(seq 2 "${P2P_ROUNDS:-1}"); do
+	run_suite cm_p2p_fault "ktap-cm_p2p_fault.r$round.txt"
+	run_suite cm_p2p_fuzz "ktap-cm_p2p_fuzz.r$round.txt"
+done
+# diagnostics for the IB suites: device and CM counters
+grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
+	/sys/class/infiniband/*/ports/*/cm_*/* 2>/dev/null |
+	sed 's|:| |' >"$out/ib-counters.txt"
+
+# Stage 4: device removal with REQs held.  The fuzz suite's flood has just
+# left the queue full of REQs nobody will claim (rxe cannot be removed
+# while a user-space process has it open, so no librdmacm user here);
+# `rdma link delete` must free them (KASAN, kmemleak) and finish.
+if [ -e /sys/class/infiniband/rxe0 ]; then
+	{
+		set -x
+		held_now >"$out/td-linkdel.held"
+		timeout 20 rdma link delete rxe0
+		echo $? >"$out/td-linkdel.rc"
+		rdma link show
+		set +x
+	} >>"$out/td.log" 2>&1
 fi
 uml_finish "$out"

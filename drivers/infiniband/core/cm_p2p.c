@@ -586,6 +586,44 @@ bool cm_p2p_rdv_drop(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
 }
 
 /**
+ * cm_p2p_rdv_withdraw() - take out a held REQ whose sender gave up
+ * @rdv: the device's rendezvous queue
+ * @remote_comm_id: REQ:Local Communication ID of the entry, i.e. the
+ *	sender's REJ:Local Communication ID
+ * @match: tells whether an entry with that ID came from the REJ's sender
+ *	(called with the queue's lock held: must not sleep)
+ * @arg: passed to @match
+ *
+ * A REJ carries no ServiceID, so the entry is found by the sender's
+ * communication ID and @match, which compares what the caller knows of
+ * the REJ's source with the copy of the REQ in the entry.
+ *
+ * Return: the oldest such entry, now owned by the caller (free it with
+ * cm_p2p_held_free()), or NULL.
+ */
+struct cm_p2p_held *
+cm_p2p_rdv_withdraw(struct cm_p2p_rdv *rdv, __be32 remote_comm_id,
+		    bool (*match)(const struct cm_p2p_held *held,
+				  const void *arg),
+		    const void *arg)
+{
+	struct cm_p2p_held *cur, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rdv->lock, flags);
+	list_for_each_entry(cur, &rdv->held, list) {
+		if (cur->remote_comm_id == remote_comm_id && match(cur, arg)) {
+			list_del_init(&cur->list);
+			WRITE_ONCE(rdv->count, rdv->count - 1);
+			found = cur;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&rdv->lock, flags);
+	return found;
+}
+
+/**
  * cm_p2p_rdv_expire() - take every expired entry out of the queue
  * @rdv: the device's rendezvous queue
  * @expired: list the expired entries are appended to; the caller owns

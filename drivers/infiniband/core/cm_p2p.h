@@ -134,6 +134,11 @@ struct cm_p2p_held *cm_p2p_rdv_claim(struct cm_p2p_rdv *rdv,
 				     const struct cm_p2p_rdv_key *key);
 bool cm_p2p_rdv_drop(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
 		     __be32 remote_comm_id);
+struct cm_p2p_held *
+cm_p2p_rdv_withdraw(struct cm_p2p_rdv *rdv, __be32 remote_comm_id,
+		    bool (*match)(const struct cm_p2p_held *held,
+				  const void *arg),
+		    const void *arg);
 unsigned int cm_p2p_rdv_expire(struct cm_p2p_rdv *rdv,
 			       struct list_head *expired);
 unsigned int cm_p2p_rdv_drain(struct cm_p2p_rdv *rdv, struct list_head *list);

@@ -633,11 +633,18 @@ static void p2p_teardown_holder_during_hold(struct kunit *test)
 		   a->status, a->got_rej, a->rej_reason);
 }
 
-/* a's REQ is held by b and a goes away: b's later connect fails. */
+static unsigned long p2p_counter(struct kunit *test, const char *name);
+
+/*
+ * a's REQ is held by b and a goes away: a's CM rejects its REQ, b's CM
+ * takes the held REQ out, and b's later connect is refused by a's CM (no
+ * peer bound there any more) instead of answering a dead end.
+ */
 static void p2p_teardown_held_during_hold(struct kunit *test)
 {
 	struct p2p_end *a = p2p_end_create(test, "a");
 	struct p2p_end *b = p2p_end_create(test, "b");
+	unsigned long withdrawn = p2p_counter(test, "cm_p2p/withdrawn");
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
 						 cpu_to_be64(P2P_SID + 0x203)));
@@ -646,10 +653,16 @@ static void p2p_teardown_held_during_hold(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, withdrawn + 1,
+			p2p_counter(test, "cm_p2p/withdrawn"));
 	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x203));
 	p2p_wait(b);
 	KUNIT_EXPECT_LT(test, b->status, 0);
 	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+	KUNIT_EXPECT_FALSE(test, b->got_req);
+	KUNIT_EXPECT_TRUE(test, b->got_rej);
+	KUNIT_EXPECT_EQ(test, IB_CM_REJ_INVALID_SERVICE_ID, b->rej_reason);
 	kunit_info(test, "holder: status %d, REJ %d (reason %d)\n",
 		   b->status, b->got_rej, b->rej_reason);
 }

@@ -891,6 +891,68 @@ static void p2p_rdv_default_limit(struct kunit *test)
 					       msecs_to_jiffies(5000)));
 }
 
+/* withdraw's match: the entry's data (a u32 "source") equals *arg */
+static bool p2p_withdraw_match(const struct cm_p2p_held *held, const void *arg)
+{
+	return held->len == sizeof(u32) && *(const u32 *)held->data ==
+					    *(const u32 *)arg;
+}
+
+/*
+ * A REJ from a held REQ's sender takes it out: found by communication ID
+ * and the caller's source check alone, whatever its ServiceID.
+ */
+static void p2p_rdv_withdraw(struct kunit *test)
+{
+	struct cm_p2p_rdv *rdv = p2p_test_rdv(test, 8, 10000);
+	struct cm_p2p_rdv_key k1, k2;
+	struct cm_p2p_held *held;
+	u32 src_a = 0xa, src_b = 0xb, other = 0xc;
+
+	p2p_key(&k1, 0x50000, GID_V4_2);
+	p2p_key(&k2, 0x50001, GID_V4_2);
+	/* same comm ID 7 from two sources, and comm ID 8 from source a */
+	KUNIT_ASSERT_EQ(test, 0, cm_p2p_rdv_hold(rdv, &k1, cpu_to_be32(7), 1,
+						 &src_a, sizeof(u32),
+						 GFP_KERNEL));
+	KUNIT_ASSERT_EQ(test, 0, cm_p2p_rdv_hold(rdv, &k2, cpu_to_be32(7), 2,
+						 &src_b, sizeof(u32),
+						 GFP_KERNEL));
+	KUNIT_ASSERT_EQ(test, 0, cm_p2p_rdv_hold(rdv, &k2, cpu_to_be32(8), 3,
+						 &src_a, sizeof(u32),
+						 GFP_KERNEL));
+
+	/* unknown source, unknown comm ID: nothing taken */
+	KUNIT_EXPECT_NULL(test, cm_p2p_rdv_withdraw(rdv, cpu_to_be32(7),
+						    p2p_withdraw_match,
+						    &other));
+	KUNIT_EXPECT_NULL(test, cm_p2p_rdv_withdraw(rdv, cpu_to_be32(9),
+						    p2p_withdraw_match,
+						    &src_a));
+	KUNIT_EXPECT_EQ(test, 3U, cm_p2p_rdv_count(rdv));
+
+	held = cm_p2p_rdv_withdraw(rdv, cpu_to_be32(7), p2p_withdraw_match,
+				   &src_b);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+	KUNIT_EXPECT_EQ(test, 2U, held->remote_qpn);
+	cm_p2p_held_free(held);
+	KUNIT_EXPECT_EQ(test, 2U, cm_p2p_rdv_count(rdv));
+	/* gone: not claimable, not withdrawn twice */
+	KUNIT_EXPECT_NULL(test, cm_p2p_rdv_withdraw(rdv, cpu_to_be32(7),
+						    p2p_withdraw_match,
+						    &src_b));
+	held = p2p_claim(test, rdv, &k2);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+	KUNIT_EXPECT_EQ(test, 3U, held->remote_qpn);
+
+	held = cm_p2p_rdv_withdraw(rdv, cpu_to_be32(7), p2p_withdraw_match,
+				   &src_a);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+	KUNIT_EXPECT_EQ(test, 1U, held->remote_qpn);
+	cm_p2p_held_free(held);
+	KUNIT_EXPECT_EQ(test, 0U, cm_p2p_rdv_count(rdv));
+}
+
 static void p2p_rdv_order_and_drop(struct kunit *test)
 {
 	struct cm_p2p_rdv *rdv = p2p_test_rdv(test, 8, 10000);
@@ -1102,6 +1164,7 @@ static struct kunit_case cm_p2p_rdv_test_cases[] = {
 	KUNIT_CASE(p2p_rdv_bounds),
 	KUNIT_CASE(p2p_rdv_default_limit),
 	KUNIT_CASE(p2p_rdv_order_and_drop),
+	KUNIT_CASE(p2p_rdv_withdraw),
 	KUNIT_CASE(p2p_rdv_expiry),
 	KUNIT_CASE(p2p_rdv_disabled),
 	KUNIT_CASE(p2p_rdv_drain),
