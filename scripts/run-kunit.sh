@@ -76,7 +76,7 @@ check() {	# check <name> <command...>: one line of checks.tsv
 
 suite_ran() { grep -q "^[[:space:]]*# Subtest: $1\$" "$RESULTS/kunit.log"; }
 no_kernel_bug() {
-	! grep -E "BUG: KASAN|WARNING: .*lock|possible recursive locking|possible circular locking|inconsistent lock state|BUG: sleeping function|Kernel panic|Call Trace" \
+	! grep -E "BUG: KASAN|WARNING: .*lock|possible recursive locking|possible circular locking|inconsistent lock state|BUG: sleeping function|Kernel panic|Call Trace|blocked for more than" \
 		"$RESULTS/kunit.log"
 }
 no_leak() {

@@ -107,15 +107,16 @@ int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
  * under the lock, stays the authority for binds and overlaps.
  */
 
+/* What a hash lookup reads (hnode, start, mode) is in the first 24 bytes. */
 struct cm_p2p_bind {
-	struct rb_node rb;
 	struct rhash_head hnode;	/* exact binds only */
-	struct rcu_head rcu;
 	u64 start;
-	u64 last;
-	u64 subtree_last;
 	enum cm_p2p_mode mode;
 	unsigned int refs;
+	u64 last;
+	struct rb_node rb;
+	u64 subtree_last;
+	struct rcu_head rcu;
 };
 
 static const struct rhashtable_params cm_p2p_exact_params = {

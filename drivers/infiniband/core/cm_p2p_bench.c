@@ -21,6 +21,7 @@
 #include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/prandom.h>
+#include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "cm_p2p.h"
@@ -117,6 +118,7 @@ static void p2p_bench_cs_decision(struct kunit *test)
 						  CM_P2P_MODE_CLIENT_SERVER,
 						  GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, cm_p2p_peer_binds(table), 0);
+	msleep(500);	/* the hash table's resize work, see below */
 	ps = bench_time(bench_decision, table, order, 0, &hits);
 	bench_report(test, "cs_decision_1k_cs_binds_ns", ps);
 	KUNIT_EXPECT_EQ(test, hits, 0);
@@ -130,6 +132,50 @@ static void p2p_bench_cs_decision(struct kunit *test)
 }
 
 static const u32 bench_sizes[] = { 1000, 100000, 1000000 };
+
+/*
+ * The floor under any lookup on this machine: two dependent loads (an
+ * array slot, then the object it points to) at random among @n objects of
+ * a bind's size, as a hash lookup does (bucket, then bind).  Each step's
+ * index depends on the value loaded by the step before (always 0), so the
+ * loads cannot overlap, as a lookup's cannot be overlapped with the next
+ * REQ's.
+ */
+static void bench_random_load(struct kunit *test, u32 n, const u32 *order)
+{
+	u64 **objs, start, ns, sum = 0;
+	char name[48];
+	u32 i, made;
+
+	objs = vcalloc(n, sizeof(*objs));
+	KUNIT_ASSERT_NOT_NULL(test, objs);
+	for (i = 0; i < n; i++) {
+		objs[i] = kzalloc(128, GFP_KERNEL);
+		if (!objs[i])
+			break;
+		*objs[i] = 0;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	made = i;
+	KUNIT_EXPECT_EQ(test, made, n);
+	if (made == n) {
+		u64 v = 0;
+
+		start = ktime_get_ns();
+		for (i = 0; i < BENCH_OPS; i++) {
+			v = READ_ONCE(*objs[order[i] ^ (u32)v]);
+			sum += v;
+		}
+		ns = ktime_get_ns() - start;
+		snprintf(name, sizeof(name), "dependent_load_%u_objs_ns", n);
+		bench_report(test, name, div_u64(ns, BENCH_OPS / 1000));
+		KUNIT_EXPECT_EQ(test, sum, 0);
+	}
+	while (made--)
+		kfree(objs[made]);
+	vfree(objs);
+}
 
 static void p2p_bench_lookup(struct kunit *test)
 {
@@ -194,6 +240,7 @@ static void p2p_bench_lookup(struct kunit *test)
 						    BENCH_RANGE_MASK,
 						    CM_P2P_MODE_PEER), 0);
 
+		bench_random_load(test, n, order);
 		vfree(order);
 		cm_p2p_table_free(table);
 	}
