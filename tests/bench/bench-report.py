@@ -61,7 +61,10 @@ def load_run(bdir, run):
         before = counters(os.path.join(bdir, host, run + '.before'))
         after = counters(os.path.join(bdir, host, run + '.after'))
         for k, v in after.items():
-            if k.startswith('cm_tx_msgs/'):
+            # counted where they arrive: ib_cm's cm_tx_msgs counts a
+            # response sent without a cm_id (the MRA for a held REQ, as
+            # its MRA for a duplicate REQ) twice, as sent and as retried
+            if k.startswith('cm_rx_msgs/'):
                 mads[k.split('/', 1)[1]] += v - before.get(k, 0)
     return ends, rounds, mads
 
@@ -175,10 +178,11 @@ def main():
             f.write('%s,%d,%d,%.3f,%s\n' % row)
 
     md = ['Single pair (%s rounds each, set-up time = later ESTABLISHED of '
-          'the two ends from a common start):' % result['conditions']['rounds'],
+          'the two ends from a common start; MADs counted by the receiving CM):'
+          % result['conditions']['rounds'],
           '', '| mode | formed/expected | p50 ms | p99 ms | connect MADs/conn |'
           ' REQ | REP | RTU | MRA |', '|---|---|---|---|---|---|---|---|---|']
-    for mode, label in (('peer', 'peer collision (a)'),
+    for mode, label in (('peer', 'peer (a)'),
                         ('cs', 'client/server (b)'),
                         ('wa', 'workaround (c)')):
         r = result['pair'][mode]
