@@ -996,27 +996,37 @@ static void p2p_fuzz_settle(struct p2p_fuzz *f, unsigned long base,
 }
 
 /*
- * Wait until the CM has handled every REQ sent so far.  Its work queue
- * handles MADs one at a time in arrival order, so once one more plain peer
- * REQ (from a port of its own) has been held or refused, all before it
- * were handled: thousands of REQs can take the CM seconds under KASAN.
+ * Wait until the CM has handled every REQ sent so far: its work queue
+ * handles MADs one at a time, and thousands of REQs take it many seconds
+ * under KASAN, during which any other REQ waits behind them.  Every REQ
+ * handled ends held, refused, rejected or counted as a duplicate, so the
+ * CM is through once none of those counters moved for a second.
  */
+static unsigned long p2p_fuzz_progress(struct kunit *test)
+{
+	return p2p_counter(test, "cm_p2p/held") +
+	       p2p_counter(test, "cm_p2p/refused") +
+	       p2p_counter(test, "cm_tx_msgs/rej") +
+	       p2p_counter(test, "cm_rx_duplicates/req");
+}
+
 static void p2p_fuzz_sync(struct p2p_fuzz *f)
 {
-	unsigned long base = p2p_counter(f->test, "cm_p2p/held") +
-			     p2p_counter(f->test, "cm_p2p/refused");
-	unsigned long deadline = jiffies + 120 * HZ;
-	struct cm_req_msg req;
+	unsigned long deadline = jiffies + 300 * HZ, start = jiffies;
+	unsigned long now, last = p2p_fuzz_progress(f->test);
+	unsigned int still = 0;
 
-	p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID);
-	KUNIT_EXPECT_EQ(f->test, 0, p2p_fuzz_send(f, &req));
 	p2p_fuzz_drain(f);
-	while (time_before(jiffies, deadline) &&
-	       p2p_counter(f->test, "cm_p2p/held") +
-	       p2p_counter(f->test, "cm_p2p/refused") < base + 1)
-		msleep(50);
-	KUNIT_EXPECT_TRUE_MSG(f->test, time_before(jiffies, deadline),
-			      "the CM did not get through the REQs in time");
+	while (still < 4 && time_before(jiffies, deadline)) {
+		msleep(250);
+		now = p2p_fuzz_progress(f->test);
+		still = now == last ? still + 1 : 0;
+		last = now;
+	}
+	KUNIT_EXPECT_EQ_MSG(f->test, 4U, still,
+			    "the CM did not get through the REQs in time");
+	kunit_info(f->test, "the CM got through the REQs %u ms after the last was sent\n",
+		   jiffies_to_msecs(jiffies - start));
 }
 
 /*
@@ -1081,9 +1091,17 @@ static void p2p_fuzz_flood(struct kunit *test)
 		   (slab2 - slab1) >> 10);
 }
 
+/* counters reported when the connect after the fuzzing fails */
+static const char *const p2p_fuzz_diag[] = {
+	"cm_tx_msgs/req", "cm_rx_msgs/req", "cm_tx_msgs/rej", "cm_rx_msgs/rej",
+	"cm_tx_msgs/mra", "cm_rx_msgs/mra", "cm_rx_duplicates/req",
+	"cm_p2p/matched", "cm_p2p/held", "cm_p2p/refused",
+};
+
 /* Seeded mutations of peer REQs; afterwards the CM still connects. */
 static void p2p_fuzz_req(struct kunit *test)
 {
+	unsigned long diag[ARRAY_SIZE(p2p_fuzz_diag)];
 	struct p2p_fuzz *f = p2p_fuzz_create(test);
 	unsigned int seed = p2p_fuzz_seed ?: get_random_u32();
 	unsigned long rx0 = p2p_counter(test, "cm_rx_msgs/req");
@@ -1120,13 +1138,23 @@ static void p2p_fuzz_req(struct kunit *test)
 
 	a = p2p_end_create(test, "a");
 	b = p2p_end_create(test, "b");
+	for (i = 0; i < ARRAY_SIZE(p2p_fuzz_diag); i++)
+		diag[i] = p2p_counter(test, p2p_fuzz_diag[i]);
 	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_FUZZ_SID + 2));
 	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_FUZZ_SID + 2));
 	p2p_wait(a);
 	p2p_wait(b);
 	p2p_expect_one_connection(test, a, b);
-	if (!a->status && !b->status)
+	if (!a->status && !b->status) {
 		p2p_exchange(test, a, b);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(p2p_fuzz_diag); i++)
+		kunit_info(test, "%s %+ld\n", p2p_fuzz_diag[i],
+			   (long)(p2p_counter(test, p2p_fuzz_diag[i]) - diag[i]));
+	kunit_info(test, "a: mra %d rej %d (%d); b: mra %d rej %d (%d)\n",
+		   a->got_mra, a->got_rej, a->rej_reason, b->got_mra,
+		   b->got_rej, b->rej_reason);
 }
 
 static struct kunit_case cm_p2p_fuzz_test_cases[] = {
