@@ -102,8 +102,8 @@ done
 for s in "${DEV_SUITES[@]}"; do
 	check "uml/suite_ran_on_rxe0/$s" dev_suite_ran "$s"
 done
-# teardown stage: each end exits on its own (exit 1: a failure reported),
-# not by the 30 s timeout (124) or a kill (137), except la killed on purpose
+# teardown stage: lb exits on its own (exit 1: a failure reported), not
+# by the 30 s watchdog (137); la is killed on purpose (137)
 td_rc() { cat "$RESULTS/td-$1.rc" 2>/dev/null || echo none; }
 td_kill_ok() {
 	local ok=0

@@ -40,21 +40,23 @@ held_now() {	# REQs in rxe0's rendezvous queue now
 # Stage 3: librdmacm users (p2p_ping, P2P_BIN) torn down mid-collision,
 # in loopback on rxe0 between two local addresses.  Both bind at once; la
 # connects at a start time T, lb at T + 3 s, so lb's CM holds la's REQ
-# meanwhile; at T + 1.5 s la is killed (SIGKILL).  Each process must exit
-# on its own, with a failure, well before the 30 s timeout (lb: its REQ is
-# refused, la's held REQ having been withdrawn by la's REJ).
+# meanwhile; at T + 1.5 s la is killed (SIGKILL).  lb must exit on its
+# own, with a failure, well before the 30 s watchdog (its REQ is refused:
+# la's REJ withdrew the held REQ).
 td_pair() {	# td_pair <name> <port> <action...>
 	local name=$1 port=$2 la lb start
 	shift 2
 	start=$(($(date +%s%3N) + 1500))
-	timeout 30 "$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
+	"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
 		--port "$port" --name la --shared-host --timeout-ms 12000 \
 		--start-ms "$start" >"$out/$name-la.log" 2>&1 &
 	la=$!
-	timeout 30 "$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 \
+	"$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 \
 		--port "$port" --name lb --shared-host --timeout-ms 12000 \
 		--start-ms "$start" --delay-ms 3000 >"$out/$name-lb.log" 2>&1 &
 	lb=$!
+	# watchdog: a process still there after 30 s is killed (rc 137)
+	(sleep 30; kill -KILL "$la" "$lb" 2>/dev/null) &
 	sleep 3
 	held_now >"$out/$name.held"
 	"$@" "$la"
@@ -63,7 +65,7 @@ td_pair() {	# td_pair <name> <port> <action...>
 	wait "$lb"
 	echo $? >"$out/$name-lb.rc"
 }
-kill_la() { kill -KILL $(pgrep -P "$1"); }	# p2p_ping under timeout
+kill_la() { kill -KILL "$1"; }
 
 run_suite cm_p2p_ib ktap-cm_p2p_ib.txt
 run_suite cm_p2p_fault ktap-cm_p2p_fault.txt

@@ -1229,6 +1229,26 @@ static void p2p_fault_clear_action(void *unused)
 /* DELAY holds a MAD this long; REORDER at most this long. */
 #define P2P_FAULT_DELAY_MS	300
 
+/*
+ * The held path needs room in the device's queue of held REQs: the fuzz
+ * suite leaves it full until its REQs expire (make stress runs this suite
+ * right after it).
+ */
+static void p2p_wait_rdv_room(struct kunit *test)
+{
+	const char *param = "/sys/module/ib_cm/parameters/%s";
+	unsigned long max_held = p2p_read_ulong(test, param, "p2p_rdv_max_held");
+	unsigned long age = p2p_read_ulong(test, param, "p2p_rdv_max_age_ms");
+	unsigned long deadline = jiffies + msecs_to_jiffies(age + 2000);
+
+	while (time_before(jiffies, deadline) &&
+	       p2p_counter(test, "cm_p2p/held") -
+	       p2p_counter(test, "cm_p2p/claimed") -
+	       p2p_counter(test, "cm_p2p/expired") -
+	       p2p_counter(test, "cm_p2p/withdrawn") >= max_held)
+		msleep(100);
+}
+
 static void p2p_fault_scenario(struct kunit *test)
 {
 	const struct p2p_fault_case *c = test->param_value;
@@ -1254,6 +1274,7 @@ static void p2p_fault_scenario(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
 		break;
 	case P2P_PATH_HELD:
+		p2p_wait_rdv_room(test);
 		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
 							 cpu_to_be64(sid)));
 		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
