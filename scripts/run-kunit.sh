@@ -103,7 +103,7 @@ for s in "${DEV_SUITES[@]}"; do
 	check "uml/suite_ran_on_rxe0/$s" dev_suite_ran "$s"
 done
 # teardown stage: lb exits on its own (exit 1: a failure reported), not
-# by the 30 s watchdog (137); la is killed on purpose (137)
+# by the 40 s watchdog (137); la is killed on purpose (137)
 td_rc() { cat "$RESULTS/td-$1.rc" 2>/dev/null || echo none; }
 td_kill_ok() {
 	local ok=0

@@ -39,13 +39,16 @@ held_now() {	# REQs in rxe0's rendezvous queue now
 
 # Stage 3: librdmacm users (p2p_ping, P2P_BIN) torn down mid-collision,
 # in loopback on rxe0 between two local addresses.  Both bind at once; la
-# connects at a start time T, lb at T + 3 s, so lb's CM holds la's REQ
-# meanwhile; at T + 1.5 s la is killed (SIGKILL).  lb must exit on its
-# own, with a failure, well before the 30 s watchdog (its REQ is refused:
-# la's REJ withdrew the held REQ).
+# connects at a start time T, lb at T + 6 s, so lb's CM holds la's REQ
+# meanwhile; as soon as it is held, la is killed (SIGKILL).  lb must exit
+# on its own, with a failure, well before the 40 s watchdog (its REQ is
+# refused: la's REJ withdrew the held REQ).  UML's sleeps can lag the
+# wall clock under load, so the kill waits for the hold, not for a time.
 td_pair() {	# td_pair <name> <port> <action...>
-	local name=$1 port=$2 la lb start
+	local name=$1 port=$2 la lb start i
+	local held=/sys/class/infiniband/rxe0/ports/1/cm_p2p/held held0
 	shift 2
+	held0=$(cat $held)
 	start=$(($(date +%s%3N) + 1500))
 	"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
 		--port "$port" --name la --shared-host --timeout-ms 12000 \
@@ -53,11 +56,14 @@ td_pair() {	# td_pair <name> <port> <action...>
 	la=$!
 	"$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 \
 		--port "$port" --name lb --shared-host --timeout-ms 12000 \
-		--start-ms "$start" --delay-ms 3000 >"$out/$name-lb.log" 2>&1 &
+		--start-ms "$start" --delay-ms 6000 >"$out/$name-lb.log" 2>&1 &
 	lb=$!
-	# watchdog: a process still there after 30 s is killed (rc 137)
-	(sleep 30; kill -KILL "$la" "$lb" 2>/dev/null) &
-	sleep 3
+	# watchdog: a process still there after 40 s is killed (rc 137)
+	(sleep 40; kill -KILL "$la" "$lb" 2>/dev/null) &
+	for i in $(seq 200); do
+		[ "$(cat $held)" -gt "$held0" ] && break
+		sleep 0.05
+	done
 	held_now >"$out/$name.held"
 	"$@" "$la"
 	wait "$la"
@@ -91,16 +97,22 @@ grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
 	/sys/class/infiniband/*/ports/*/cm_*/* 2>/dev/null |
 	sed 's|:| |' >"$out/ib-counters.txt"
 
-# Stage 4: device removal with REQs held.  The fuzz suite's flood has just
-# left the queue full of REQs nobody will claim (rxe cannot be removed
-# while a user-space process has it open, so no librdmacm user here);
-# `rdma link delete` must free them (KASAN, kmemleak) and finish.
+# Stage 4: device removal with REQs held.  The fuzz suite's flood fills
+# the queue with REQs nobody will claim; run it once more with a long hold
+# age so they are still held when `rdma link delete` comes (rxe cannot be
+# removed while a user-space process has it open, so no librdmacm user
+# here).  The removal must free them (KASAN, kmemleak) and finish.
 if [ -e /sys/class/infiniband/rxe0 ]; then
 	{
 		set -x
+		age=/sys/module/ib_cm/parameters/p2p_rdv_max_age_ms
+		age0=$(cat $age)
+		echo 120000 >$age
+		run_suite cm_p2p_fuzz ktap-cm_p2p_fuzz.linkdel.txt
 		held_now >"$out/td-linkdel.held"
 		timeout 20 rdma link delete rxe0
 		echo $? >"$out/td-linkdel.rc"
+		echo "$age0" >$age
 		rdma link show
 		set +x
 	} >>"$out/td.log" 2>&1

@@ -533,6 +533,48 @@ out_unlock:
 	return ret;
 }
 
+/* Take the oldest entry @pred accepts out of the queue; the caller owns it. */
+static struct cm_p2p_held *
+cm_p2p_rdv_take(struct cm_p2p_rdv *rdv,
+		bool (*pred)(const struct cm_p2p_held *held, const void *arg),
+		const void *arg)
+{
+	struct cm_p2p_held *cur, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&rdv->lock, flags);
+	list_for_each_entry(cur, &rdv->held, list) {
+		if (pred(cur, arg)) {
+			list_del_init(&cur->list);
+			WRITE_ONCE(rdv->count, rdv->count - 1);
+			found = cur;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&rdv->lock, flags);
+	return found;
+}
+
+static bool cm_p2p_claimable(const struct cm_p2p_held *held, const void *key)
+{
+	return cm_p2p_key_eq(&held->key, key) && !cm_p2p_held_expired(held);
+}
+
+struct cm_p2p_withdraw_arg {
+	__be32 remote_comm_id;
+	bool (*match)(const struct cm_p2p_held *held, const void *arg);
+	const void *arg;
+};
+
+static bool cm_p2p_withdrawable(const struct cm_p2p_held *held,
+				const void *arg)
+{
+	const struct cm_p2p_withdraw_arg *w = arg;
+
+	return held->remote_comm_id == w->remote_comm_id &&
+	       w->match(held, w->arg);
+}
+
 /**
  * cm_p2p_rdv_claim() - take the oldest claimable REQ held for a key
  * @rdv: the device's rendezvous queue
@@ -544,21 +586,7 @@ out_unlock:
 struct cm_p2p_held *cm_p2p_rdv_claim(struct cm_p2p_rdv *rdv,
 				     const struct cm_p2p_rdv_key *key)
 {
-	struct cm_p2p_held *cur, *found = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&rdv->lock, flags);
-	list_for_each_entry(cur, &rdv->held, list) {
-		if (cm_p2p_key_eq(&cur->key, key) &&
-		    !cm_p2p_held_expired(cur)) {
-			list_del_init(&cur->list);
-			WRITE_ONCE(rdv->count, rdv->count - 1);
-			found = cur;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&rdv->lock, flags);
-	return found;
+	return cm_p2p_rdv_take(rdv, cm_p2p_claimable, key);
 }
 
 /**
@@ -608,20 +636,13 @@ cm_p2p_rdv_withdraw(struct cm_p2p_rdv *rdv, __be32 remote_comm_id,
 				  const void *arg),
 		    const void *arg)
 {
-	struct cm_p2p_held *cur, *found = NULL;
-	unsigned long flags;
+	struct cm_p2p_withdraw_arg w = {
+		.remote_comm_id = remote_comm_id,
+		.match = match,
+		.arg = arg,
+	};
 
-	spin_lock_irqsave(&rdv->lock, flags);
-	list_for_each_entry(cur, &rdv->held, list) {
-		if (cur->remote_comm_id == remote_comm_id && match(cur, arg)) {
-			list_del_init(&cur->list);
-			WRITE_ONCE(rdv->count, rdv->count - 1);
-			found = cur;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&rdv->lock, flags);
-	return found;
+	return cm_p2p_rdv_take(rdv, cm_p2p_withdrawable, &w);
 }
 
 /**

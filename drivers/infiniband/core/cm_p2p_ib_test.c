@@ -977,6 +977,15 @@ static unsigned long p2p_counter(struct kunit *test, const char *name)
 	return p2p_read_ulong(test, "/sys/class/infiniband/%s", rel);
 }
 
+/* REQs in the device's queue of held REQs now (from the counters) */
+static unsigned long p2p_rdv_occupancy(struct kunit *test)
+{
+	return p2p_counter(test, "cm_p2p/held") -
+	       p2p_counter(test, "cm_p2p/claimed") -
+	       p2p_counter(test, "cm_p2p/expired") -
+	       p2p_counter(test, "cm_p2p/withdrawn");
+}
+
 static long p2p_slab_bytes(void)
 {
 	return global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B) *
@@ -1038,7 +1047,7 @@ static void p2p_fuzz_flood(struct kunit *test)
 {
 	struct p2p_fuzz *f = p2p_fuzz_create(test);
 	unsigned long max_held, age_ms, held0, refused0, held1, refused1;
-	unsigned long held2, refused2, n;
+	unsigned long held2, refused2, n, deadline;
 	struct cm_req_msg req;
 	long slab0, slab1, slab2;
 	unsigned int i, round;
@@ -1049,8 +1058,11 @@ static void p2p_fuzz_flood(struct kunit *test)
 				"p2p_rdv_max_age_ms");
 	n = 3 * max_held;
 	KUNIT_ASSERT_GT(test, max_held, 0UL);
-	/* what earlier cases left held has expired after this */
-	msleep(age_ms + 1000);
+	/* wait until what earlier cases left held has expired */
+	deadline = jiffies + msecs_to_jiffies(age_ms + 2000);
+	while (p2p_rdv_occupancy(test) && time_before(jiffies, deadline))
+		msleep(100);
+	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_occupancy(test));
 	prandom_seed_state(&f->rnd, 42);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
 						 cpu_to_be64(P2P_FUZZ_SID)));
@@ -1242,10 +1254,7 @@ static void p2p_wait_rdv_room(struct kunit *test)
 	unsigned long deadline = jiffies + msecs_to_jiffies(age + 2000);
 
 	while (time_before(jiffies, deadline) &&
-	       p2p_counter(test, "cm_p2p/held") -
-	       p2p_counter(test, "cm_p2p/claimed") -
-	       p2p_counter(test, "cm_p2p/expired") -
-	       p2p_counter(test, "cm_p2p/withdrawn") >= max_held)
+	       p2p_rdv_occupancy(test) >= max_held)
 		msleep(100);
 }
 
