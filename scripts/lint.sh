@@ -56,20 +56,15 @@ record lint/kernel_doc $rc
 
 log "sparse (C=2) and W=1 on our objects"
 objs=()
-for f in "${sources[@]}"; do
-	case "$f" in
-	drivers/infiniband/core/*.c) objs+=("$(basename "${f%.c}").o") ;;
-	esac
-done
 # cm_p2p_fault.o is for test kernels only (its option is off in Debian's
 # config, where its header turns the hooks into inline stubs): check it
 # with the option defined on the command line.
 fault_obj=()
-for i in "${!objs[@]}"; do
-	if [ "${objs[$i]}" = cm_p2p_fault.o ]; then
-		fault_obj=(cm_p2p_fault.o)
-		unset 'objs[i]'
-	fi
+for f in "${sources[@]}"; do
+	case "$f" in
+	drivers/infiniband/core/cm_p2p_fault.c) fault_obj=(cm_p2p_fault.o) ;;
+	drivers/infiniband/core/*.c) objs+=("$(basename "${f%.c}").o") ;;
+	esac
 done
 logf=$RESULTS/lint.sparse.log
 make -C "$HOST_OUT" M="$HOST_MOD" KERNELRELEASE="$KRELEASE" C=2 W=1 \

@@ -44,10 +44,9 @@ held_now() {	# REQs in rxe0's rendezvous queue now
 # on its own, with a failure, well before the 40 s watchdog (its REQ is
 # refused: la's REJ withdrew the held REQ).  UML's sleeps can lag the
 # wall clock under load, so the kill waits for the hold, not for a time.
-td_pair() {	# td_pair <name> <port> <action...>
-	local name=$1 port=$2 la lb start i
+td_kill() {	# td_kill <port>; results in td-kill*
+	local name=td-kill port=$1 la lb start i
 	local held=/sys/class/infiniband/rxe0/ports/1/cm_p2p/held held0
-	shift 2
 	held0=$(cat $held)
 	start=$(($(date +%s%3N) + 1500))
 	"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
@@ -65,13 +64,12 @@ td_pair() {	# td_pair <name> <port> <action...>
 		sleep 0.05
 	done
 	held_now >"$out/$name.held"
-	"$@" "$la"
+	kill -KILL "$la"
 	wait "$la"
 	echo $? >"$out/$name-la.rc"
 	wait "$lb"
 	echo $? >"$out/$name-lb.rc"
 }
-kill_la() { kill -KILL "$1"; }
 
 run_suite cm_p2p_ib ktap-cm_p2p_ib.txt
 run_suite cm_p2p_fault ktap-cm_p2p_fault.txt
@@ -81,7 +79,7 @@ if [ -x "${P2P_BIN:-}" ]; then
 		ip addr add 198.18.0.3/24 dev veth0
 		# let what the suites left held expire first
 		sleep $((($(cat /sys/module/ib_cm/parameters/p2p_rdv_max_age_ms) + 1999) / 1000))
-		td_pair td-kill 7490 kill_la
+		td_kill 7490
 		set +x
 	} >"$out/td.log" 2>&1
 fi

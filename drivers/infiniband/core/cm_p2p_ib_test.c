@@ -466,16 +466,22 @@ static void p2p_ib_collision(struct kunit *test)
 	p2p_exchange(test, a, b);
 }
 
+/* b binds @sid as peer, a sends its REQ; 200 ms for b's CM to hold it */
+static void p2p_hold_at(struct kunit *test, struct p2p_end *a,
+			struct p2p_end *b, u64 sid)
+{
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id, cpu_to_be64(sid)));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
+	msleep(200);
+}
+
 /* b binds, a connects, b connects 200 ms later: a's REQ is held. */
 static void p2p_ib_early_req(struct kunit *test)
 {
 	struct p2p_end *a = p2p_end_create(test, "a");
 	struct p2p_end *b = p2p_end_create(test, "b");
 
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(P2P_SID + 1)));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 1));
-	msleep(200);
+	p2p_hold_at(test, a, b, P2P_SID + 1);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
 	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 1));
@@ -619,10 +625,7 @@ static void p2p_teardown_holder_during_hold(struct kunit *test)
 	struct p2p_end *a = p2p_end_create(test, "a");
 	struct p2p_end *b = p2p_end_create(test, "b");
 
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(P2P_SID + 0x202)));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x202));
-	msleep(200);
+	p2p_hold_at(test, a, b, P2P_SID + 0x202);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(b->cm_id);
 	b->cm_id = NULL;
@@ -646,10 +649,7 @@ static void p2p_teardown_held_during_hold(struct kunit *test)
 	struct p2p_end *b = p2p_end_create(test, "b");
 	unsigned long withdrawn = p2p_counter(test, "cm_p2p/withdrawn");
 
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(P2P_SID + 0x203)));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x203));
-	msleep(200);
+	p2p_hold_at(test, a, b, P2P_SID + 0x203);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
@@ -949,6 +949,9 @@ static void p2p_fuzz_drain(struct p2p_fuzz *f)
 	msleep(500);	/* let the CM's work queue catch up */
 }
 
+/* ib_cm's module parameters, for p2p_read_ulong() */
+#define P2P_PARAM	"/sys/module/ib_cm/parameters/%s"
+
 /* An unsigned number from sysfs (module parameter or counter). */
 static unsigned long p2p_read_ulong(struct kunit *test, const char *fmt,
 				    const char *arg)
@@ -984,6 +987,22 @@ static unsigned long p2p_rdv_occupancy(struct kunit *test)
 	       p2p_counter(test, "cm_p2p/claimed") -
 	       p2p_counter(test, "cm_p2p/expired") -
 	       p2p_counter(test, "cm_p2p/withdrawn");
+}
+
+/*
+ * Wait, at most until everything held now has expired, for fewer than
+ * @limit REQs in the queue; returns how many there are.
+ */
+static unsigned long p2p_rdv_wait_below(struct kunit *test,
+					unsigned long limit)
+{
+	unsigned long age = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_age_ms");
+	unsigned long deadline = jiffies + msecs_to_jiffies(age + 2000);
+
+	while (time_before(jiffies, deadline) &&
+	       p2p_rdv_occupancy(test) >= limit)
+		msleep(100);
+	return p2p_rdv_occupancy(test);
 }
 
 static long p2p_slab_bytes(void)
@@ -1046,23 +1065,17 @@ static void p2p_fuzz_sync(struct p2p_fuzz *f)
 static void p2p_fuzz_flood(struct kunit *test)
 {
 	struct p2p_fuzz *f = p2p_fuzz_create(test);
-	unsigned long max_held, age_ms, held0, refused0, held1, refused1;
-	unsigned long held2, refused2, n, deadline;
+	unsigned long max_held, held0, refused0, held1, refused1;
+	unsigned long held2, refused2, n;
 	struct cm_req_msg req;
 	long slab0, slab1, slab2;
 	unsigned int i, round;
 
-	max_held = p2p_read_ulong(test, "/sys/module/ib_cm/parameters/%s",
-				  "p2p_rdv_max_held");
-	age_ms = p2p_read_ulong(test, "/sys/module/ib_cm/parameters/%s",
-				"p2p_rdv_max_age_ms");
+	max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
 	n = 3 * max_held;
 	KUNIT_ASSERT_GT(test, max_held, 0UL);
 	/* wait until what earlier cases left held has expired */
-	deadline = jiffies + msecs_to_jiffies(age_ms + 2000);
-	while (p2p_rdv_occupancy(test) && time_before(jiffies, deadline))
-		msleep(100);
-	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_occupancy(test));
+	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
 	prandom_seed_state(&f->rnd, 42);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
 						 cpu_to_be64(P2P_FUZZ_SID)));
@@ -1241,23 +1254,6 @@ static void p2p_fault_clear_action(void *unused)
 /* DELAY holds a MAD this long; REORDER at most this long. */
 #define P2P_FAULT_DELAY_MS	300
 
-/*
- * The held path needs room in the device's queue of held REQs: the fuzz
- * suite leaves it full until its REQs expire (make stress runs this suite
- * right after it).
- */
-static void p2p_wait_rdv_room(struct kunit *test)
-{
-	const char *param = "/sys/module/ib_cm/parameters/%s";
-	unsigned long max_held = p2p_read_ulong(test, param, "p2p_rdv_max_held");
-	unsigned long age = p2p_read_ulong(test, param, "p2p_rdv_max_age_ms");
-	unsigned long deadline = jiffies + msecs_to_jiffies(age + 2000);
-
-	while (time_before(jiffies, deadline) &&
-	       p2p_rdv_occupancy(test) >= max_held)
-		msleep(100);
-}
-
 static void p2p_fault_scenario(struct kunit *test)
 {
 	const struct p2p_fault_case *c = test->param_value;
@@ -1283,11 +1279,14 @@ static void p2p_fault_scenario(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
 		break;
 	case P2P_PATH_HELD:
-		p2p_wait_rdv_room(test);
-		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-							 cpu_to_be64(sid)));
-		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
-		msleep(200);
+		/*
+		 * The held path needs room in the queue: the fuzz suite
+		 * leaves it full until its REQs expire (make stress runs
+		 * this suite right after it).
+		 */
+		p2p_rdv_wait_below(test, p2p_read_ulong(test, P2P_PARAM,
+							"p2p_rdv_max_held"));
+		p2p_hold_at(test, a, b, sid);
 		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
 		break;
 	}
