@@ -19,6 +19,8 @@ pkgs=(
 	dkms patch python3-sphinx python3-sphinx-rtd-theme
 	# make bench's plot
 	gnuplot-nox
+	# make vm / make smp (tests/vm): qemu (TCG), the Debian VMs' initramfs
+	qemu-system-x86 busybox-static
 )
 
 missing=()
