@@ -6,6 +6,7 @@
 # everything the tests allocated, store it on the host and power off.
 # P2P_OUT (from the kernel command line) is the host folder for results.
 . "$(dirname "$0")/../uml-lib.sh"
+. "$(dirname "$0")/linkdel.sh"
 uml_mount
 # /dev/infiniband/* for the librdmacm users of stage 3
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
@@ -73,6 +74,7 @@ td_kill() {	# td_kill <port>; results in td-kill*
 
 run_suite cm_p2p_ib ktap-cm_p2p_ib.txt
 run_suite cm_p2p_fault ktap-cm_p2p_fault.txt
+run_suite cm_p2p_race ktap-cm_p2p_race.txt
 if [ -x "${P2P_BIN:-}" ]; then
 	{
 		set -x
@@ -95,24 +97,10 @@ grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
 	/sys/class/infiniband/*/ports/*/cm_*/* 2>/dev/null |
 	sed 's|:| |' >"$out/ib-counters.txt"
 
-# Stage 4: device removal with REQs held.  The fuzz suite's flood fills
-# the queue with REQs nobody will claim; run it once more with a long hold
-# age so they are still held when `rdma link delete` comes (rxe cannot be
-# removed while a user-space process has it open, so no librdmacm user
-# here).  The removal must free them (KASAN, kmemleak) and finish.
+# Stage 4: device removal with REQs held (tests/kunit/linkdel.sh); rxe
+# cannot be removed while a user-space process has it open, so the REQs
+# come from the fuzz suite's flood.  KASAN and kmemleak watch the drain.
 if [ -e /sys/class/infiniband/rxe0 ]; then
-	{
-		set -x
-		age=/sys/module/ib_cm/parameters/p2p_rdv_max_age_ms
-		age0=$(cat $age)
-		echo 120000 >$age
-		run_suite cm_p2p_fuzz ktap-cm_p2p_fuzz.linkdel.txt
-		held_now >"$out/td-linkdel.held"
-		timeout 20 rdma link delete rxe0
-		echo $? >"$out/td-linkdel.rc"
-		echo "$age0" >$age
-		rdma link show
-		set +x
-	} >>"$out/td.log" 2>&1
+	linkdel_rounds veth0 "${P2P_LINKDEL_ROUNDS:-1}" "$out" >>"$out/td.log" 2>&1
 fi
 uml_finish "$out"

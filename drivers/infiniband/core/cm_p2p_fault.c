@@ -5,7 +5,8 @@
  * cm.c routes its MAD sends through cm_p2p_fault_post_send() and asks
  * cm_p2p_fault_recv() about every MAD it receives.  Rules, set by KUnit
  * tests or through /sys/kernel/debug/ib_cm_p2p_fault/rules, then lose,
- * duplicate, delay or reorder the MADs they match.  Nothing here knows
+ * duplicate, delay, reorder or migrate (to another CPU) the MADs they
+ * match.  Nothing here knows
  * ib_cm's internals: it sees MAD agents, send buffers and receive
  * completions only.  Held MADs are delivered by a work item through the
  * handler cm.c passed in, or freed by cm_p2p_fault_flush() before cm.c
@@ -16,6 +17,7 @@
 #include <linux/init.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
+#include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -40,9 +42,10 @@ struct cm_p2p_fault_rule {
 	unsigned int hits;
 };
 
-/* A received MAD held back by a DELAY or REORDER rule. */
+/* A received MAD held back by a DELAY, REORDER or MIGRATE rule. */
 struct cm_p2p_fault_held {
 	struct list_head list;
+	struct work_struct work;	/* MIGRATE */
 	struct ib_mad_agent *agent;
 	struct ib_mad_recv_wc *wc;
 	cm_p2p_fault_deliver_t deliver;
@@ -61,12 +64,15 @@ static struct ib_mad_recv_wc *cm_p2p_fault_reinject;
 
 static void cm_p2p_fault_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(cm_p2p_fault_work, cm_p2p_fault_work_fn);
+/* per-CPU: a MIGRATE delivery runs on the CPU it is queued on */
+static struct workqueue_struct *cm_p2p_fault_wq;
 
 static const char *const cm_p2p_fault_action_names[] = {
 	[CM_P2P_FAULT_DROP] = "drop",
 	[CM_P2P_FAULT_DUP] = "dup",
 	[CM_P2P_FAULT_DELAY] = "delay",
 	[CM_P2P_FAULT_REORDER] = "reorder",
+	[CM_P2P_FAULT_MIGRATE] = "migrate",
 };
 
 static const struct {
@@ -139,6 +145,34 @@ static struct cm_p2p_fault_held *cm_p2p_fault_pop_due(void)
 	return NULL;
 }
 
+static void cm_p2p_fault_deliver(struct cm_p2p_fault_held *h)
+{
+	lockdep_assert_held(&cm_p2p_fault_deliver_mutex);
+	WRITE_ONCE(cm_p2p_fault_reinject, h->wc);
+	h->deliver(h->agent, NULL, h->wc);
+	WRITE_ONCE(cm_p2p_fault_reinject, NULL);
+	kfree(h);
+}
+
+static void cm_p2p_fault_migrated(struct work_struct *work)
+{
+	mutex_lock(&cm_p2p_fault_deliver_mutex);
+	cm_p2p_fault_deliver(container_of(work, struct cm_p2p_fault_held,
+					  work));
+	mutex_unlock(&cm_p2p_fault_deliver_mutex);
+}
+
+/* Hand @h to another online CPU, or to any when there is none. */
+static void cm_p2p_fault_migrate(struct cm_p2p_fault_held *h)
+{
+	unsigned int cpu;
+
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	INIT_WORK(&h->work, cm_p2p_fault_migrated);
+	queue_work_on(cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND,
+		      cm_p2p_fault_wq, &h->work);
+}
+
 static void cm_p2p_fault_work_fn(struct work_struct *work)
 {
 	struct cm_p2p_fault_held *h;
@@ -153,10 +187,7 @@ static void cm_p2p_fault_work_fn(struct work_struct *work)
 		spin_unlock_irqrestore(&cm_p2p_fault_lock, flags);
 		if (!h)
 			break;
-		WRITE_ONCE(cm_p2p_fault_reinject, h->wc);
-		h->deliver(h->agent, NULL, h->wc);
-		WRITE_ONCE(cm_p2p_fault_reinject, NULL);
-		kfree(h);
+		cm_p2p_fault_deliver(h);
 	}
 	mutex_unlock(&cm_p2p_fault_deliver_mutex);
 }
@@ -209,6 +240,11 @@ bool cm_p2p_fault_recv(struct ib_mad_agent *agent, struct ib_mad_recv_wc *wc,
 	h->agent = agent;
 	h->wc = wc;
 	h->deliver = deliver;
+	if (r->action == CM_P2P_FAULT_MIGRATE && cm_p2p_fault_wq) {
+		spin_unlock_irqrestore(&cm_p2p_fault_lock, flags);
+		cm_p2p_fault_migrate(h);
+		return true;
+	}
 	h->due = jiffies + msecs_to_jiffies(r->delay_ms);
 	h->reorder = r->action == CM_P2P_FAULT_REORDER;
 	list_add_tail(&h->list, &cm_p2p_fault_stash);
@@ -308,6 +344,9 @@ void cm_p2p_fault_flush(struct ib_mad_agent *agent)
 	unsigned long flags;
 	LIST_HEAD(list);
 
+	/* migrated MADs are delivered: the CM drops them, going down */
+	if (cm_p2p_fault_wq)
+		flush_workqueue(cm_p2p_fault_wq);
 	mutex_lock(&cm_p2p_fault_deliver_mutex);
 	spin_lock_irqsave(&cm_p2p_fault_lock, flags);
 	list_for_each_entry_safe(h, tmp, &cm_p2p_fault_stash, list)
@@ -328,7 +367,9 @@ void cm_p2p_fault_flush(struct ib_mad_agent *agent)
  * @attr_id: CM attribute ID to match (e.g. CM_REP_ATTR_ID), 0 for any
  * @skip: number of matching MADs to let pass before acting
  * @count: number of matching MADs to act on
- * @delay_ms: for DELAY, the delay; for REORDER, the longest hold
+ * @delay_ms: for DELAY, the delay; for REORDER, the longest hold; unused
+ *	for MIGRATE, which delivers a received MAD from a work item on
+ *	another online CPU, so that the CM handles it there
  *
  * Rules are tried in the order they were added; the first one that
  * matches a MAD acts on it.
@@ -383,6 +424,8 @@ void cm_p2p_fault_clear(void)
 	cm_p2p_fault_kick();
 	spin_unlock_irqrestore(&cm_p2p_fault_lock, flags);
 	flush_delayed_work(&cm_p2p_fault_work);
+	if (cm_p2p_fault_wq)
+		flush_workqueue(cm_p2p_fault_wq);
 }
 
 /**
@@ -486,7 +529,12 @@ static const struct file_operations cm_p2p_fault_fops = {
 
 static int __init cm_p2p_fault_init(void)
 {
-	struct dentry *dir = debugfs_create_dir("ib_cm_p2p_fault", NULL);
+	struct dentry *dir;
+
+	cm_p2p_fault_wq = alloc_workqueue("ib_cm_p2p_fault", 0, 0);
+	if (!cm_p2p_fault_wq)
+		return -ENOMEM;
+	dir = debugfs_create_dir("ib_cm_p2p_fault", NULL);
 
 	debugfs_create_file("rules", 0600, dir, NULL, &cm_p2p_fault_fops);
 	return 0;

@@ -20,6 +20,8 @@
  * @CM_P2P_FAULT_DELAY: a received MAD is delivered @delay_ms late
  * @CM_P2P_FAULT_REORDER: a received MAD is delivered after the next CM MAD
  *	received on the same port, or @delay_ms late if none comes
+ * @CM_P2P_FAULT_MIGRATE: a received MAD is delivered from another online
+ *	CPU, so that the CM handles it in parallel with the next ones
  * @CM_P2P_FAULT_NR_ACTIONS: number of actions
  */
 enum cm_p2p_fault_action {
@@ -27,6 +29,7 @@ enum cm_p2p_fault_action {
 	CM_P2P_FAULT_DUP,
 	CM_P2P_FAULT_DELAY,
 	CM_P2P_FAULT_REORDER,
+	CM_P2P_FAULT_MIGRATE,
 	CM_P2P_FAULT_NR_ACTIONS
 };
 

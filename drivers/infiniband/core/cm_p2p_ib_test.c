@@ -13,12 +13,15 @@
  */
 
 #include <kunit/test.h>
+#include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/prandom.h>
+#include <linux/random.h>
 #include <linux/vmstat.h>
+#include <linux/workqueue.h>
 #include <net/ipv6.h>
 #include <rdma/iba.h>
 #include <rdma/ib_cache.h>
@@ -1235,7 +1238,7 @@ static const struct p2p_fault_case p2p_fault_cases[] = {
 };
 
 static const char *const p2p_fault_action_names[] = {
-	"drop", "dup", "delay", "reorder",
+	"drop", "dup", "delay", "reorder", "migrate",
 };
 
 static void p2p_fault_case_desc(const struct p2p_fault_case *c, char *desc)
@@ -1339,6 +1342,252 @@ static struct kunit_suite cm_p2p_fault_test_suite = {
 };
 
 kunit_test_suite(cm_p2p_fault_test_suite);
+
+/*
+ * Suite cm_p2p_race: the races an SMP host can run into, each repeated
+ * race_rounds times with the two sides on different CPUs (a work item
+ * queued on another online CPU; on one CPU they only interleave) and the
+ * CM's own handling spread over CPUs by MIGRATE fault rules.  Every round
+ * must end in exactly one connection or a reported failure, and nothing
+ * may stay held; KASAN, lockdep and kmemleak watch the rest.
+ */
+static unsigned int p2p_race_rounds = 200;
+module_param_named(race_rounds, p2p_race_rounds, uint, 0644);
+MODULE_PARM_DESC(race_rounds, "Rounds of each cm_p2p_race case");
+
+#define P2P_RACE_SID		(P2P_SID + 0x10000)
+/* REQ transit time in loopback is about this, under KASAN and TCG */
+#define P2P_RACE_JITTER_US	400
+
+/* Something to do on another CPU, started by p2p_race_start(). */
+struct p2p_race {
+	struct work_struct work;
+	struct p2p_end *e;
+	u64 sid;
+	unsigned int delay_us;
+	bool destroy;	/* destroy e's cm_id instead of connecting */
+	int ret;
+};
+
+static void p2p_race_fn(struct work_struct *work)
+{
+	struct p2p_race *r = container_of(work, struct p2p_race, work);
+
+	udelay(r->delay_us);
+	if (r->destroy) {
+		ib_destroy_cm_id(r->e->cm_id);
+		r->e->cm_id = NULL;
+		r->ret = 0;
+	} else {
+		r->ret = p2p_peer_req(r->e, r->sid);
+	}
+}
+
+static void p2p_race_start(struct p2p_race *r)
+{
+	unsigned int cpu;
+
+	r->delay_us = get_random_u32_below(P2P_RACE_JITTER_US);
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	INIT_WORK_ONSTACK(&r->work, p2p_race_fn);
+	queue_work_on(cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND,
+		      system_highpri_wq, &r->work);
+}
+
+static void p2p_race_finish(struct p2p_race *r)
+{
+	flush_work(&r->work);
+	destroy_work_on_stack(&r->work);
+}
+
+static void p2p_race_release(struct kunit *test, struct p2p_end *a,
+			     struct p2p_end *b)
+{
+	kunit_release_action(test, p2p_end_release, a);
+	kunit_release_action(test, p2p_end_release, b);
+}
+
+static bool p2p_race_failed(struct kunit *test, unsigned int round)
+{
+	if (test->status != KUNIT_FAILURE)
+		return false;
+	kunit_info(test, "failed in round %u of %u\n", round + 1,
+		   p2p_race_rounds);
+	return true;
+}
+
+/* Nothing held is left over: back to @held0 before the age limit. */
+static void p2p_race_expect_none_held(struct kunit *test, unsigned long held0)
+{
+	KUNIT_EXPECT_EQ_MSG(test, held0, p2p_rdv_wait_below(test, held0 + 1),
+			    "REQs left held");
+}
+
+/*
+ * b's ib_send_cm_peer_req() on another CPU, while the CM handles a's REQ:
+ * the claim meets the hold (a's REQ held, then claimed) or the match (a
+ * collision), never neither nor both.
+ */
+static void p2p_race_claim_vs_hold(struct kunit *test)
+{
+	unsigned long held0 = p2p_rdv_occupancy(test);
+	unsigned int i, held = 0;
+
+	for (i = 0; i < p2p_race_rounds; i++) {
+		struct p2p_end *a = p2p_end_create(test, "a");
+		struct p2p_end *b = p2p_end_create(test, "b");
+		struct p2p_race r = { .e = b, .sid = P2P_RACE_SID + i };
+
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+							 cpu_to_be64(r.sid)));
+		p2p_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, r.sid));
+		p2p_race_finish(&r);
+		KUNIT_EXPECT_EQ(test, 0, r.ret);
+		p2p_wait(a);
+		p2p_wait(b);
+		p2p_expect_one_connection(test, a, b);
+		p2p_exchange(test, a, b);
+		held += a->got_mra;
+		p2p_race_release(test, a, b);
+		if (p2p_race_failed(test, i))
+			return;
+	}
+	kunit_info(test, "%u rounds: %u held, %u collisions\n", i, held,
+		   i - held);
+	p2p_race_expect_none_held(test, held0);
+}
+
+/*
+ * A retransmission of the REQ an end turns passive on, handled on another
+ * CPU at the same time: p sends first, q's REQ is sent twice (DUP) and
+ * the CM handles the second copy on another CPU (MIGRATE).  p (the smaller
+ * QPN) turns passive on one copy; the other must be seen as a duplicate,
+ * not held (it would stay there, claimable by p's next connect).
+ */
+static void p2p_race_dup_vs_passive(struct kunit *test)
+{
+	unsigned long held0 = p2p_rdv_occupancy(test);
+	unsigned int i, hits = cm_p2p_fault_hits();
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+					p2p_fault_clear_action, NULL));
+	for (i = 0; i < p2p_race_rounds; i++) {
+		struct p2p_end *p = p2p_end_create(test, "p");
+		struct p2p_end *q = p2p_end_create(test, "q");
+		u64 sid = P2P_RACE_SID + 0x1000 + i;
+
+		if (p->qp->qp_num > q->qp->qp_num)
+			swap(p, q);
+		cm_p2p_fault_clear();
+		KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(CM_P2P_FAULT_DUP,
+					CM_REQ_ATTR_ID, 1, 1, 0));
+		KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(CM_P2P_FAULT_MIGRATE,
+					CM_REQ_ATTR_ID, 2, 1, 0));
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(p, sid));
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(q, sid));
+		p2p_wait(p);
+		p2p_wait(q);
+		p2p_expect_one_connection(test, p, q);
+		p2p_exchange(test, p, q);
+		cm_p2p_fault_clear();
+		/* the CM is through with both copies: nothing was held */
+		KUNIT_EXPECT_EQ(test, held0, p2p_rdv_occupancy(test));
+		p2p_race_release(test, p, q);
+		if (p2p_race_failed(test, i))
+			return;
+	}
+	kunit_info(test, "%u rounds, fault hits %u\n", i,
+		   cm_p2p_fault_hits() - hits);
+}
+
+/*
+ * a connects and goes away at once: its CM sends a REQ, then a REJ, and
+ * b's CM handles the REJ on another CPU (MIGRATE), maybe before the REQ.
+ * Either way a's REQ must not stay held for b to claim.
+ */
+static void p2p_race_rej_vs_hold(struct kunit *test)
+{
+	unsigned long held0 = p2p_rdv_occupancy(test);
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+					p2p_fault_clear_action, NULL));
+	for (i = 0; i < p2p_race_rounds; i++) {
+		struct p2p_end *a = p2p_end_create(test, "a");
+		struct p2p_end *b = p2p_end_create(test, "b");
+		u64 sid = P2P_RACE_SID + 0x2000 + i;
+		unsigned long deadline;
+
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+							 cpu_to_be64(sid)));
+		cm_p2p_fault_clear();
+		KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(CM_P2P_FAULT_MIGRATE,
+					CM_REJ_ATTR_ID, 0, 1, 0));
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, sid));
+		udelay(get_random_u32_below(P2P_RACE_JITTER_US));
+		ib_destroy_cm_id(a->cm_id);
+		a->cm_id = NULL;
+		/* the REQ is held and withdrawn, or dropped, in a moment */
+		deadline = jiffies + msecs_to_jiffies(500);
+		while (p2p_rdv_occupancy(test) != held0 &&
+		       time_before(jiffies, deadline))
+			msleep(5);
+		KUNIT_EXPECT_EQ_MSG(test, held0, p2p_rdv_occupancy(test),
+				    "a's REQ stayed held after its REJ");
+		p2p_race_release(test, a, b);
+		if (p2p_race_failed(test, i))
+			return;
+	}
+	cm_p2p_fault_clear();
+}
+
+/*
+ * ib_destroy_cm_id() on another CPU while the CM matches the other end's
+ * REQ with the id: b must learn of it (no hang), nothing stays held.
+ */
+static void p2p_race_destroy_vs_match(struct kunit *test)
+{
+	unsigned long held0 = p2p_rdv_occupancy(test);
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < p2p_race_rounds; i++) {
+		struct p2p_end *a = p2p_end_create(test, "a");
+		struct p2p_end *b = p2p_end_create(test, "b");
+		struct p2p_race r = { .e = a, .destroy = true };
+		u64 sid = P2P_RACE_SID + 0x3000 + i;
+
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, sid));
+		p2p_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(b, sid));
+		p2p_race_finish(&r);
+		/* b may be connected for a moment (a's REP went out first) */
+		if (wait_for_completion_timeout(&b->done, HZ / 10) &&
+		    !b->status)
+			ok++;
+		p2p_race_release(test, a, b);
+		if (p2p_race_failed(test, i))
+			return;
+	}
+	kunit_info(test, "%u rounds, b established first in %u\n", i, ok);
+	p2p_race_expect_none_held(test, held0);
+}
+
+static struct kunit_case cm_p2p_race_test_cases[] = {
+	KUNIT_CASE_SLOW(p2p_race_claim_vs_hold),
+	KUNIT_CASE_SLOW(p2p_race_dup_vs_passive),
+	KUNIT_CASE_SLOW(p2p_race_rej_vs_hold),
+	KUNIT_CASE_SLOW(p2p_race_destroy_vs_match),
+	{}
+};
+
+static struct kunit_suite cm_p2p_race_test_suite = {
+	.name = "cm_p2p_race",
+	.suite_init = cm_p2p_ib_suite_init,
+	.test_cases = cm_p2p_race_test_cases,
+};
+
+kunit_test_suite(cm_p2p_race_test_suite);
 #endif /* CONFIG_INFINIBAND_CM_P2P_FAULT_INJECT */
 
 MODULE_DESCRIPTION("KUnit tests of IB CM peer-to-peer over an RDMA device");

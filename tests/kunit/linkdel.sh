@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Device removal against held REQs, repeated: sourced by the PID-1
+# scripts of the test kernels (UML and the SMP debug kernel in qemu).
+#
+# linkdel_rounds <netdev> <rounds> <out dir>: each round adds rxe0 on
+# <netdev>, runs the cm_p2p_fuzz suite (its flood leaves REQs held, with
+# a hold age long enough to outlive the suite) in the background and
+# deletes rxe0 after a random 0-2 s: the deletion waits for the suite to
+# let go of the device, then races the CM's held REQs, their expiry and
+# the REQs still queued.  One line per round in <out>/linkdel.tsv:
+# "<round> <REQs held at deletion> <rdma link delete rc>".  rxe0 is left
+# deleted; the caller adds it back if it needs it.
+linkdel_rounds() {
+	local nd=$1 rounds=$2 out=$3 i held rc age0 cases0
+	local age=/sys/module/ib_cm/parameters/p2p_rdv_max_age_ms
+	local cases=/sys/module/cm_p2p_ib_test/parameters/fuzz_cases
+	local cnt=/sys/class/infiniband/rxe0/ports/1/cm_p2p
+
+	age0=$(cat $age)
+	cases0=$(cat $cases 2>/dev/null || echo 0)
+	echo 120000 >$age
+	echo 50 >$cases 2>/dev/null
+	: >"$out/linkdel.tsv"
+	for i in $(seq "$rounds"); do
+		[ -e /sys/class/infiniband/rxe0 ] ||
+			rdma link add rxe0 type rxe netdev "$nd" || break
+		sleep 1
+		echo 1 >/sys/kernel/debug/kunit/cm_p2p_fuzz/run &
+		sleep "$((RANDOM % 3)).$((RANDOM % 10))"
+		held=$(($(cat $cnt/held 2>/dev/null || echo 0) -
+			$(cat $cnt/claimed 2>/dev/null || echo 0) -
+			$(cat $cnt/expired 2>/dev/null || echo 0) -
+			$(cat $cnt/withdrawn 2>/dev/null || echo 0)))
+		timeout 120 rdma link delete rxe0
+		rc=$?
+		wait
+		echo "$i $held $rc" >>"$out/linkdel.tsv"
+	done
+	echo "$age0" >$age
+	echo "$cases0" >$cases 2>/dev/null
+}
