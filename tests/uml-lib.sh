@@ -2,9 +2,15 @@
 #
 # Shared by the PID-1 scripts of the UML test kernels (hostfs root):
 # tests/kunit/uml-init.sh, tests/e2e/uml-e2e-init.sh and
-# tests/bench/uml-bench-init.sh.  Source it.
+# tests/bench/uml-bench-init.sh, and of the qemu VMs (tests/vm/*-init.sh,
+# the host's root over 9p).  Source it.
+#
+# P2P_NETDEV: the link to the other host (UML: vec0; a VM: its virtio-net
+# NIC); P2P_BARRIER_TRIES: how long uml_barrier waits for the other host,
+# in tenths of a second (VMs boot at different speeds).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
+P2P_NETDEV=${P2P_NETDEV:-vec0}
 
 uml_mount() {
 	mount -t proc proc /proc
@@ -13,13 +19,13 @@ uml_mount() {
 	mount -t tmpfs tmpfs /run
 }
 
-# uml_rxe_up <ip> <peer ip>: address vec0, soft-RoCE rxe0 on it, wait until
-# the peer answers a ping.
+# uml_rxe_up <ip> <peer ip>: address $P2P_NETDEV, soft-RoCE rxe0 on it,
+# wait until the peer answers a ping.
 uml_rxe_up() {
 	ip link set lo up
-	ip addr add "$1/24" dev vec0
-	ip link set vec0 up
-	rdma link add rxe0 type rxe netdev vec0
+	ip addr add "$1/24" dev "$P2P_NETDEV"
+	ip link set "$P2P_NETDEV" up
+	rdma link add rxe0 type rxe netdev "$P2P_NETDEV"
 	for i in $(seq 50); do
 		ping -c1 -W1 "$2" >/dev/null 2>&1 && break
 		sleep 0.2
@@ -34,15 +40,20 @@ uml_counters() {
 	 grep -H '' cm_p2p/* cm_[rt]x_*/* | sed 's|^cm_p2p/||; s|:| |')
 }
 
+# uml_clock_sync <sync dir>: set this host's clock from the host's (UML
+# kernels read the host clock: nothing to do; the VMs redefine it).
+uml_clock_sync() { :; }
+
 # uml_barrier <sync dir> <me> <other> <name> <margin ms>: wait for the
 # other host, then print a start time (host clock, ms) <margin> ahead,
 # chosen by host a.
 uml_barrier() {
 	touch "$1/$4.$2"
-	for i in $(seq 600); do
+	for i in $(seq "${P2P_BARRIER_TRIES:-600}"); do
 		[ -e "$1/$4.$3" ] && break
 		sleep 0.1
 	done
+	uml_clock_sync "$1"
 	if [ "$2" = a ]; then
 		echo $(($(date +%s%3N) + $5)) >"$1/$4.start.tmp"
 		mv "$1/$4.start.tmp" "$1/$4.start"

@@ -1,13 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-"""Checks of an end-to-end run (tests/e2e/run-e2e.sh): one
-"name<TAB>PASS|FAIL" line per check on stdout, a readable report in
-E2E/report.txt.  Exit 1 when a check failed."""
+"""Checks of an end-to-end run (tests/e2e/run-e2e.sh, and the qemu VMs of
+tests/vm): one "name<TAB>PASS|FAIL" line per check on stdout, a readable
+report in E2E/report.txt.  Exit 1 when a check failed.
+
+Usage: check-e2e.py E2E [--prefix P] [--splats FILE] [--no-kmemleak]
+                        [--modules]
+  --prefix P     check names P/... (default e2e)
+  --splats FILE  a console matching any of FILE's regular expressions (one
+                 a line) fails (default: the UML list below)
+  --no-kmemleak  the kernel has no kmemleak: no leak check
+  --modules      each host wrote HOST/modules.tsv (module checks of the
+                 Debian VMs: name<TAB>PASS|FAIL<TAB>detail), one check each
+"""
+import argparse
 import os
 import re
 import sys
 
-E2E = sys.argv[1]
+ap = argparse.ArgumentParser()
+ap.add_argument("e2e")
+ap.add_argument("--prefix", default="e2e")
+ap.add_argument("--splats")
+ap.add_argument("--no-kmemleak", action="store_true")
+ap.add_argument("--modules", action="store_true")
+args = ap.parse_args()
+E2E = args.e2e
 report = []
 checks = []
 
@@ -44,12 +62,13 @@ def role(host, scn):
 
 
 def check(name, ok, detail=""):
+    name = f"{args.prefix}/{name}"
     checks.append((name, ok))
     report.append(f"{'PASS' if ok else 'FAIL'} {name} {detail}".rstrip())
 
 
 for host in "ab":
-    check(f"e2e/host_{host}_clean_exit", read(f"{host}.exit").strip() == "0",
+    check(f"host_{host}_clean_exit", read(f"{host}.exit").strip() == "0",
           f"(exit {read(f'{host}.exit').strip()})")
 
 # 1. collision: connected, and (in one of the tries) decided by the arbiter
@@ -69,8 +88,8 @@ for t in range(1, 9):
             act["a"] != pas["a"] and not any(held.values()) and
             {role("a", scn), role("b", scn)} == {"active", "passive"}):
         decided = decided or scn
-check("e2e/collision_connects", connected is not None, f"({connected})")
-check("e2e/collision_decided_by_arbiter", decided is not None,
+check("collision_connects", connected is not None, f"({connected})")
+check("collision_decided_by_arbiter", decided is not None,
       f"({decided})")
 if decided:
     for h in "ab":
@@ -79,9 +98,9 @@ if decided:
 
 # 2. early: b 200 ms late, a's REQ held by b, b passive
 ok = rc("a", "early") == 0 and rc("b", "early") == 0
-check("e2e/early_connects", ok,
+check("early_connects", ok,
       f"(rc a={rc('a', 'early')} b={rc('b', 'early')})")
-check("e2e/early_req_held_and_claimed",
+check("early_req_held_and_claimed",
       ok and role("b", "early") == "passive" and
       delta("b", "early", "held") >= 1 and delta("b", "early", "claimed") == 1,
       f"(b role={role('b', 'early')} held={delta('b', 'early', 'held')}"
@@ -92,15 +111,15 @@ la, lb = rc("a", "loopback-la"), rc("a", "loopback-lb")
 lo_act, lo_pas = delta("a", "loopback", "stayed_active"), \
     delta("a", "loopback", "turned_passive")
 lo_held = delta("a", "loopback", "held")
-check("e2e/loopback_one_device_connects", la == 0 and lb == 0,
+check("loopback_one_device_connects", la == 0 and lb == 0,
       f"(rc {la} {lb})")
-check("e2e/loopback_one_connection",
+check("loopback_one_connection",
       la == 0 and lb == 0 and lo_pas == 1 and lo_act + lo_held >= 1,
       f"(stayed_active={lo_act} turned_passive={lo_pas} held={lo_held})")
 
 # a listener on a port bound by a peer is refused (rdma_cm port space)
 clog = read("b", "conflict.log")
-check("e2e/listen_on_peer_port_refused",
+check("listen_on_peer_port_refused",
       rc("b", "conflict") not in (None, 0, 124) and
       "in use" in clog.lower(),
       f"(rping rc={rc('b', 'conflict')}: "
@@ -108,22 +127,22 @@ check("e2e/listen_on_peer_port_refused",
 
 # other users: the option needs no privilege; a bound port or a REQ held
 # for another local address cannot be taken
-check("e2e/unprivileged_peer_bind", rc("b", "unpriv") == 0,
+check("unprivileged_peer_bind", rc("b", "unpriv") == 0,
       f"(rc {rc('b', 'unpriv')})")
 slog = read("b", "steal-bind.log")
-check("e2e/other_user_cannot_bind_peer_port",
+check("other_user_cannot_bind_peer_port",
       rc("b", "steal-bind") == 1 and "in use" in slog.lower(),
       f"(rc {rc('b', 'steal-bind')}: "
       f"{slog.strip().splitlines()[-1] if slog.strip() else '-'})")
 hlog = read("b", "steal-held.log")
-check("e2e/other_address_cannot_claim_held_req",
+check("other_address_cannot_claim_held_req",
       rc("b", "steal-held") == 1 and "role=" not in hlog,
       f"(rc {rc('b', 'steal-held')}: "
       f"{hlog.strip().splitlines()[-1] if hlog.strip() else '-'})")
 
 # 3. one side never connects: a is rejected once its held REQ expires
 alog = read("a", "oneside.log")
-check("e2e/oneside_rejected_cleanly",
+check("oneside_rejected_cleanly",
       rc("a", "oneside") == 1 and "REJECTED" in alog and
       rc("b", "oneside") == 0 and delta("b", "oneside", "expired") >= 1,
       f"(a: {alog.strip().splitlines()[-1] if alog.strip() else '-'};"
@@ -138,7 +157,7 @@ srv, cli = read("a", "rping.log"), read("b", "rping.log")
 pings_srv = len(re.findall(r"server ping data: rdma-ping-\d", srv))
 pings_cli = len(re.findall(r"^ping data: rdma-ping-\d", cli, re.M))
 ok = rc("b", "rping") == 0 and pings_srv == 5 and pings_cli == 5
-check("e2e/rping_client_server", ok,
+check("rping_client_server", ok,
       f"(rc server={rc('a', 'rping')} client={rc('b', 'rping')}, "
       f"pings server={pings_srv} client={pings_cli})")
 if not ok or rc("a", "rping") != 0:
@@ -156,17 +175,39 @@ UML_VECTOR_SPLAT = re.compile(
 bad = re.compile(r"BUG: KASAN|possible recursive locking|possible circular "
                  r"locking|inconsistent lock state|BUG: sleeping function|"
                  r"Kernel panic|WARNING: CPU")
+if args.splats:
+    with open(args.splats) as f:
+        bad = re.compile("|".join(line.rstrip("\n") for line in f
+                                  if line.strip()))
 for host in "ab":
     con = read(f"{host}.console")
     if UML_VECTOR_SPLAT.search(con):
         report.append(f"     host {host}: lockdep report from the UML vector "
                       "driver (not ours) ignored; lockdep is off after it")
         con = UML_VECTOR_SPLAT.sub("", con)
-    check(f"e2e/host_{host}_no_kernel_splat", not bad.search(con))
+    m = bad.search(con)
+    check(f"host_{host}_no_kernel_splat", not m)
+    if m:
+        at = con.count("\n", 0, m.start())
+        for line in con.splitlines()[at:at + 30]:
+            report.append(f"     {host}.console: {line}")
+    if args.no_kmemleak:
+        continue
     leak = read(host, "kmemleak.txt", default=None)
-    check(f"e2e/host_{host}_kmemleak_clean",
+    check(f"host_{host}_kmemleak_clean",
           leak is not None and "unreferenced object" not in leak,
           "" if leak is not None else "(no report)")
+
+# module checks of the Debian VMs (tests/vm/vm-e2e-init.sh)
+if args.modules:
+    for host in "ab":
+        lines = [line.split("\t") for line in
+                 read(host, "modules.tsv").splitlines() if line.strip()]
+        check(f"host_{host}/modules_checked", len(lines) > 0,
+              f"({len(lines)} module checks)")
+        for name, status, *detail in lines:
+            check(f"host_{host}/{name}", status == "PASS",
+                  f"({detail[0] if detail else ''})")
 
 with open(os.path.join(E2E, "report.txt"), "w") as f:
     f.write("\n".join(report) + "\n")

@@ -4,10 +4,12 @@
 # PID 1 of one of the two UML hosts of the end-to-end test (hostfs root).
 # From the kernel command line: P2P_NAME (a|b), P2P_IP, P2P_PEER,
 # P2P_OUT (this host's result folder), P2P_SYNC (folder shared by both
-# hosts for barriers), P2P_BIN (p2p_ping).  Runs the scenarios, each
-# started at the same moment on both hosts (UML reads the host clock),
-# then a kmemleak scan, and powers off.
+# hosts for barriers), P2P_BIN (p2p_ping).  Runs the scenarios of
+# tests/e2e/scenarios.sh over vec0, each started at the same moment on
+# both hosts (UML reads the host clock), then a kmemleak scan, and powers
+# off.
 . "$(dirname "$0")/../uml-lib.sh"
+. "$(dirname "$0")/scenarios.sh"
 uml_mount
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # (no tmpfs on /tmp: the checkout, and so P2P_OUT, may live below it)
@@ -24,105 +26,5 @@ if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
 fi
 set -x
 
-uml_rxe_up "$P2P_IP" "$P2P_PEER"
-counters() { uml_counters; }
-# p2p_ping sets up (addr, route, QP) before the start time: give it ample
-# time under KASAN
-barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" 4000; }
-
-run() {	# run <scenario> <command...>: log, exit code, counters around it
-	local scn=$1
-	shift
-	counters >"$out/$scn.before"
-	"$@" >"$out/$scn.log" 2>&1
-	echo $? >"$out/$scn.rc"
-	counters >"$out/$scn.after"
-}
-
-ping_args=(--local "$P2P_IP" --remote "$P2P_PEER" --name "$me")
-
-# 1. simultaneous connect: the REQs collide (tried up to 8 times, since
-#    a REQ that arrives before the other end sent its own is held instead)
-for try in 1 2 3 4 5 6 7 8; do
-	mkdir -p "$sync_dir/collision$try"
-	run "collision$try" "$P2P_BIN" "${ping_args[@]}" --port $((7470 + try)) \
-		--sync-dir "$sync_dir/collision$try" --peer-name "$other"
-done
-
-# 2. early: b connects 200 ms after a; a's REQ is held by b
-mkdir -p "$sync_dir/early"
-delay=0
-[ "$me" = b ] && delay=200
-run early "$P2P_BIN" "${ping_args[@]}" --port 7480 --delay-ms "$delay" \
-	--sync-dir "$sync_dir/early" --peer-name "$other"
-
-# 2b. loopback on one rxe device: two processes on host a, two local
-#     addresses (distinct GIDs on one port), same port
-ip addr add 198.18.0.3/24 dev vec0
-start=$(barrier loopback)
-if [ "$me" = a ]; then
-	mkdir -p "$sync_dir/loopback"
-	counters >"$out/loopback.before"
-	"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 --name la \
-		--peer-name lb --port 7483 --shared-host \
-		--sync-dir "$sync_dir/loopback" >"$out/loopback-la.log" 2>&1 &
-	pid=$!
-	"$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 --name lb \
-		--peer-name la --port 7483 --shared-host \
-		--sync-dir "$sync_dir/loopback" >"$out/loopback-lb.log" 2>&1
-	echo $? >"$out/loopback-lb.rc"
-	wait $pid
-	echo $? >"$out/loopback-la.rc"
-	counters >"$out/loopback.after"
-fi
-
-# 3. b binds as a peer but never connects: a's REQ is held, expires
-#    (ib_cm.p2p_rdv_max_age_ms, 5 s by default) and a is rejected
-start=$(barrier oneside)
-if [ "$me" = a ]; then
-	run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 \
-		--start-ms "$start" --timeout-ms 20000
-else
-	# idle from before a's start until well after the hold expired
-	counters >"$out/oneside.before"
-	"$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 14000 \
-		>"$out/oneside.log" 2>&1 &
-	pid=$!
-	# meanwhile a listener on the port the peer holds is refused
-	sleep 2
-	timeout 10 rping -s -a "$P2P_IP" -p 7481 -C 1 >"$out/conflict.log" 2>&1
-	echo $? >"$out/conflict.rc"
-	# other users' processes (nobody): the option needs no privilege,
-	# as rdma_listen() does not, but they cannot take the bound port...
-	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-	"${nobody[@]}" "$P2P_BIN" "${ping_args[@]}" --port 7485 --idle-ms 100 \
-		>"$out/unpriv.log" 2>&1
-	echo $? >"$out/unpriv.rc"
-	"${nobody[@]}" "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 100 \
-		>"$out/steal-bind.log" 2>&1
-	echo $? >"$out/steal-bind.rc"
-	# ...nor claim a's REQ held for $P2P_IP by connecting to a from
-	# another local address of the same device (it must fail)
-	ip addr add 198.18.0.4/24 dev vec0
-	sleep 1
-	"${nobody[@]}" "$P2P_BIN" --local 198.18.0.4 --remote "$P2P_PEER" \
-		--name thief --port 7481 --timeout-ms 9000 \
-		>"$out/steal-held.log" 2>&1
-	echo $? >"$out/steal-held.rc"
-	wait $pid
-	echo $? >"$out/oneside.rc"
-	counters >"$out/oneside.after"
-fi
-
-# 4. stock client/server: rping, no option set
-start=$(barrier rping)
-if [ "$me" = a ]; then
-	run rping rping -s -a "$P2P_IP" -p 7482 -C 5 -S 64 -v
-else
-	sleep 2
-	run rping rping -c -a "$P2P_PEER" -p 7482 -C 5 -S 64 -v
-fi
-
-barrier done >/dev/null
-counters >"$out/counters.final"
+e2e_scenarios
 uml_finish "$out"
