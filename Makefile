@@ -22,6 +22,10 @@
 #   make bench      benchmarks (not tests): UML benchmark kernel, KUnit
 #                   hot-path suite, single-pair and storm connection
 #                   times on two UML hosts -> build/results/bench/
+#   make vm         Debian's kernel in qemu (SMP, TCG): our modules
+#                   installed on Debian's module tree and loaded with
+#                   modprobe next to the in-tree ULPs, then the two-host
+#                   e2e on two VMs -> build/results/vm-debian/
 #   make docs       Documentation/infiniband with the kernel's Sphinx
 #                   build (htmldocs, SPHINXDIRS=infiniband) in build/docs
 #   make tree       only unpack/overlay the kernel tree (build/src)
@@ -35,7 +39,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all modules deps tree kunit e2e abi lint series test clean \
-	install uninstall dkms dkms-remove docs bench stress
+	install uninstall dkms dkms-remove docs bench stress vm
 
 all: modules
 
@@ -82,6 +86,9 @@ bench: tree
 
 stress: tree
 	scripts/stress.sh
+
+vm: modules
+	tests/vm/run-vm.sh
 
 docs: tree
 	scripts/docs.sh

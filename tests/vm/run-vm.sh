@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# `make vm`: our modules on Debian's own kernel, SMP, in qemu (TCG).
+#
+#  1. build/vm/debian: Debian's linux-image-$KRELEASE-unsigned unpacked,
+#     plus `make install DESTDIR=` of build/host-core (updates/cm-p2p,
+#     depmod); build/vm/initramfs.cpio.gz mounts the host's / over 9p;
+#  2. two VMs, a and b, Debian's vmlinuz, $VM_CPUS vCPUs each, joined by a
+#     virtio-net link (qemu UDP socket); on each (tests/vm/vm-e2e-init.sh):
+#     modprobe rdma_rxe rdma_ucm, checks that ib_cm/rdma_cm/rdma_ucm are
+#     ours (updates/cm-p2p, build ID of the running module), that the
+#     in-tree ULPs load beside them and use them; the two-host e2e
+#     scenarios of tests/e2e over rxe; our modules unload at the end;
+#  3. tests/e2e/check-e2e.py: checks vm-debian/... in
+#     build/results/checks-vm-debian.tsv; any kernel splat on a console
+#     (tests/vm/splat.re) fails.  Consoles and logs: build/results/vm-debian/.
+set -uo pipefail
+. "$(dirname "$0")/../../scripts/common.sh"
+. "$TOP/tests/vm/vm-lib.sh"
+
+RESULTS=$BUILD/results
+OUT=$RESULTS/vm-debian
+CHECKS=$RESULTS/checks-vm-debian.tsv
+rm -rf "$OUT"
+mkdir -p "$OUT" "$VM_DIR"
+: >"$CHECKS"
+fail_setup() {	# fail_setup <check> <message>: one failing check, exit 1
+	printf 'vm-debian/%s\tFAIL\n' "$1" >>"$CHECKS"
+	printf 'error: %s\n' "$2" >&2
+	cat "$CHECKS"
+	exit 1
+}
+
+command -v "$QEMU" >/dev/null || fail_setup qemu_installed \
+	"no $QEMU: run scripts/install-deps.sh"
+want=$(modinfo -F vermagic "$HOST_MOD/ib_cm.ko" 2>/dev/null)
+case "$want" in
+"$KRELEASE "*) ;;
+*) fail_setup host_modules_built "no modules for $KRELEASE in ${HOST_MOD#"$TOP"/}: run make first" ;;
+esac
+gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_ping" \
+	"$TOP/tests/e2e/p2p_ping.c" -lrdmacm -libverbs ||
+	fail_setup p2p_ping_built "p2p_ping build"
+( vm_debian_stage && vm_initramfs ) >"$OUT/stage.log" 2>&1 || {
+	cat "$OUT/stage.log" >&2
+	fail_setup staged_root "staging Debian's kernel with our modules failed"
+}
+
+log "booting Debian $KRELEASE VMs a and b ($VM_CPUS vCPUs each, TCG)"
+vm_pair "$OUT" "${VM_TIMEOUT:-900}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
+	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 P2P_INIT=$TOP/tests/vm/vm-e2e-init.sh P2P_ROOTFLAGS=$VM_ROOTFLAGS P2P_STAGE=$VM_STAGE P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000"
+
+python3 "$TOP/tests/e2e/check-e2e.py" "$OUT" --prefix vm-debian \
+	--splats "$TOP/tests/vm/splat.re" --no-kmemleak --modules >>"$CHECKS"
+rc=$?
+cat "$OUT/report.txt"
+for h in a b; do
+	vm_splats "$OUT/$h.console" || true
+	grep -q "Run /init\|switch_root" "$OUT/$h.console" ||
+		{ echo "VM $h console (last lines):"; tail -20 "$OUT/$h.console"; } >&2
+done
+cat "$CHECKS"
+echo "$(grep -c '	PASS$' "$CHECKS") passed, $(grep -c '	FAIL$' "$CHECKS") failed"
+exit $rc

@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# PID 1 of one of the two VMs of a qemu end-to-end run (tests/vm/run-vm.sh:
+# Debian's kernel; tests/vm/run-smp.sh: the SMP debug kernel), root = the
+# host's / over 9p.  From the kernel command line (tests/vm/vm-lib.sh
+# vm_pair): P2P_NAME (a|b), P2P_IP, P2P_PEER, P2P_MAC, P2P_SHARE,
+# P2P_OUT, P2P_SYNC, P2P_BIN (p2p_ping); for Debian's kernel also
+# P2P_STAGE, the staged root (Debian's modules and ours, `make install`
+# with DESTDIR), whose modules are loaded with modprobe and checked first
+# (results in $P2P_OUT/modules.tsv: "name<TAB>PASS|FAIL<TAB>detail").
+# Then the scenarios of tests/e2e/scenarios.sh, a kmemleak scan where the
+# kernel has one, power off.
+. "$(dirname "$0")/../uml-lib.sh"
+. "$(dirname "$0")/vm-guest.sh"
+. "$(dirname "$0")/../e2e/scenarios.sh"
+vm_mount
+
+me=$P2P_NAME
+other=$([ "$me" = a ] && echo b || echo a)
+out=$P2P_OUT
+sync_dir=$P2P_SYNC
+mkdir -p "$out"
+exec >"$out/init.log" 2>&1
+echo "$(uname -r), $(nproc) CPUs, $(date -u)"
+set -x
+
+# ULPs that must load next to our ib_cm/rdma_cm/rdma_ucm (the in-tree
+# ones, from Debian's tree)
+ULPS=(ib_ipoib rpcrdma nvme-rdma ib_srp ib_isert rds_rdma)
+OURS=(ib_cm rdma_cm rdma_ucm)
+
+mcheck() {	# mcheck <name> <PASS|FAIL> <detail>
+	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$out/modules.tsv"
+}
+# build ID of a loaded module (its ELF note in sysfs) and of a .ko file
+loaded_build_id() {
+	od -An -tx1 -v -j16 "/sys/module/$1/notes/.note.gnu.build-id" 2>/dev/null |
+		tr -d ' \n'
+}
+file_build_id() {
+	readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: *//p'
+}
+# ours: loaded, from updates/cm-p2p (the running module's build ID is the
+# file's), out-of-tree taint, our parameters present
+check_ours() {	# check_ours <module>
+	local m=$1 path id file_id taint
+	path=$(modinfo -n "$m" 2>/dev/null)
+	id=$(loaded_build_id "$m")
+	file_id=$(file_build_id "/lib/modules/$(uname -r)/updates/cm-p2p/$m.ko")
+	taint=$(cat "/sys/module/$m/taint" 2>/dev/null)
+	if [ -d "/sys/module/$m" ] && [ "${path#*/updates/cm-p2p/}" != "$path" ] &&
+	   [ -n "$id" ] && [ "$id" = "$file_id" ] && [ "${taint#*O}" != "$taint" ]; then
+		mcheck "loaded_from_updates/$m" PASS "$path build-id $id taint $taint"
+	else
+		mcheck "loaded_from_updates/$m" FAIL \
+			"loaded=$([ -d "/sys/module/$m" ] && echo yes || echo no) modinfo -n=$path build-id loaded=$id file=$file_id taint=$taint"
+	fi
+}
+# a ULP: modprobe succeeds and the module uses one of ours (holders)
+check_ulp() {	# check_ulp <module>
+	local m=$1 sysname=${1//-/_} rc users=""
+	modprobe "$m" >"$out/modprobe-$m.log" 2>&1
+	rc=$?
+	for o in "${OURS[@]}"; do
+		[ -e "/sys/module/$o/holders/$sysname" ] && users+=" $o"
+	done
+	if [ $rc -eq 0 ] && [ -d "/sys/module/$sysname" ] && [ -n "$users" ]; then
+		mcheck "ulp_loads/$m" PASS "$(modinfo -n "$m") uses$users"
+	else
+		mcheck "ulp_loads/$m" FAIL \
+			"modprobe rc $rc: $(tr '\n' ' ' <"$out/modprobe-$m.log") uses:${users:- none of ours}"
+	fi
+}
+
+if [ -n "${P2P_STAGE:-}" ]; then
+	: >"$out/modules.tsv"
+	mount --bind "$P2P_STAGE/lib/modules" /lib/modules
+	modprobe virtio_net
+	modprobe rdma_rxe
+	modprobe rdma_ucm
+	for m in "${OURS[@]}"; do
+		check_ours "$m"
+	done
+	for m in "${ULPS[@]}"; do
+		check_ulp "$m"
+	done
+	lsmod >"$out/lsmod.txt"
+fi
+
+P2P_NETDEV=$(vm_netdev) || {
+	echo "no NIC with address $P2P_MAC" >&2
+	uml_finish "$out"
+}
+if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
+	echo "missing $P2P_BIN or $sync_dir: nothing to run" >&2
+	uml_finish "$out"
+fi
+
+e2e_scenarios
+
+# Debian's kernel: our modules unload again (after the ULPs using them)
+if [ -n "${P2P_STAGE:-}" ]; then
+	ulps_sys=("${ULPS[@]//-/_}")
+	modprobe -r "${ulps_sys[@]}" >"$out/unload.log" 2>&1
+	modprobe -r rdma_ucm rdma_cm ib_cm >>"$out/unload.log" 2>&1
+	rc=$?
+	left=$(for m in "${OURS[@]}"; do [ -d "/sys/module/$m" ] && echo "$m"; done)
+	if [ $rc -eq 0 ] && [ -z "$left" ]; then
+		mcheck modules_unload PASS "ULPs, rdma_ucm, rdma_cm, ib_cm removed"
+	else
+		mcheck modules_unload FAIL "rc $rc, still loaded: $left; $(tr '\n' ' ' <"$out/unload.log")"
+	fi
+fi
+uml_finish "$out"
