@@ -5,10 +5,12 @@
 #
 # linkdel_rounds <netdev> <rounds> <out dir>: each round adds rxe0 on
 # <netdev>, runs the cm_p2p_fuzz suite (its flood leaves REQs held, with
-# a hold age long enough to outlive the suite) in the background and
-# deletes rxe0 after a random 0-2 s: the deletion waits for the suite to
-# let go of the device, then races the CM's held REQs, their expiry and
-# the REQs still queued.  One line per round in <out>/linkdel.tsv:
+# a hold age long enough to outlive the suite), then deletes rxe0 after a
+# random 0-1 s, while the CM holds them, their expiry is pending and their
+# MRAs may still be in flight.  The suite cannot run during the deletion:
+# its MAD agent is not an IB client, so the MAD layer's removal would pull
+# the port from under it; and rxe cannot be deleted while a user-space
+# process has it open.  One line per round in <out>/linkdel.tsv:
 # "<round> <REQs held at deletion> <rdma link delete rc>".  rxe0 is left
 # deleted; the caller adds it back if it needs it.
 linkdel_rounds() {
@@ -26,15 +28,14 @@ linkdel_rounds() {
 		[ -e /sys/class/infiniband/rxe0 ] ||
 			rdma link add rxe0 type rxe netdev "$nd" || break
 		sleep 1
-		echo 1 >/sys/kernel/debug/kunit/cm_p2p_fuzz/run &
-		sleep "$((RANDOM % 3)).$((RANDOM % 10))"
+		echo 1 >/sys/kernel/debug/kunit/cm_p2p_fuzz/run
+		sleep "0.$((RANDOM % 10))"
 		held=$(($(cat $cnt/held 2>/dev/null || echo 0) -
 			$(cat $cnt/claimed 2>/dev/null || echo 0) -
 			$(cat $cnt/expired 2>/dev/null || echo 0) -
 			$(cat $cnt/withdrawn 2>/dev/null || echo 0)))
 		timeout 120 rdma link delete rxe0
 		rc=$?
-		wait
 		echo "$i $held $rc" >>"$out/linkdel.tsv"
 	done
 	echo "$age0" >$age

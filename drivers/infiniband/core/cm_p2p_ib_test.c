@@ -1416,11 +1416,45 @@ static bool p2p_race_failed(struct kunit *test, unsigned int round)
 	return true;
 }
 
+static void p2p_race_clear_rules_at_end(struct kunit *test)
+{
+	int ret = kunit_add_action_or_reset(test, p2p_fault_clear_action, NULL);
+
+	KUNIT_ASSERT_EQ(test, 0, ret);
+}
+
+/* One fault rule acting on the (@skip + 1)th MAD of @attr_id */
+static void p2p_race_rule(struct kunit *test,
+			  enum cm_p2p_fault_action action, __be16 attr_id,
+			  unsigned int skip)
+{
+	int ret = cm_p2p_fault_add(action, attr_id, skip, 1,
+				   P2P_FAULT_DELAY_MS);
+
+	KUNIT_ASSERT_EQ(test, 0, ret);
+}
+
 /* Nothing held is left over: back to @held0 before the age limit. */
 static void p2p_race_expect_none_held(struct kunit *test, unsigned long held0)
 {
 	KUNIT_EXPECT_EQ_MSG(test, held0, p2p_rdv_wait_below(test, held0 + 1),
 			    "REQs left held");
+}
+
+/* Peer REQs the CM handled without a match: held, or dropped after a REJ */
+static unsigned long p2p_race_handled(struct kunit *test)
+{
+	struct file *f;
+	char path[96];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/cm_p2p/dropped", p2p_dev_name);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))	/* a CM without the counter: it never drops */
+		return p2p_counter(test, "cm_p2p/held");
+	fput(f);
+	return p2p_counter(test, "cm_p2p/held") +
+	       p2p_counter(test, "cm_p2p/dropped");
 }
 
 /*
@@ -1470,8 +1504,7 @@ static void p2p_race_dup_vs_passive(struct kunit *test)
 	unsigned long held0 = p2p_rdv_occupancy(test);
 	unsigned int i, hits = cm_p2p_fault_hits();
 
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-					p2p_fault_clear_action, NULL));
+	p2p_race_clear_rules_at_end(test);
 	for (i = 0; i < p2p_race_rounds; i++) {
 		struct p2p_end *p = p2p_end_create(test, "p");
 		struct p2p_end *q = p2p_end_create(test, "q");
@@ -1480,10 +1513,8 @@ static void p2p_race_dup_vs_passive(struct kunit *test)
 		if (p->qp->qp_num > q->qp->qp_num)
 			swap(p, q);
 		cm_p2p_fault_clear();
-		KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(CM_P2P_FAULT_DUP,
-					CM_REQ_ATTR_ID, 1, 1, 0));
-		KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(CM_P2P_FAULT_MIGRATE,
-					CM_REQ_ATTR_ID, 2, 1, 0));
+		p2p_race_rule(test, CM_P2P_FAULT_DUP, CM_REQ_ATTR_ID, 1);
+		p2p_race_rule(test, CM_P2P_FAULT_MIGRATE, CM_REQ_ATTR_ID, 2);
 		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(p, sid));
 		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(q, sid));
 		p2p_wait(p);
@@ -1503,36 +1534,43 @@ static void p2p_race_dup_vs_passive(struct kunit *test)
 
 /*
  * a connects and goes away at once: its CM sends a REQ, then a REJ, and
- * b's CM handles the REJ on another CPU (MIGRATE), maybe before the REQ.
- * Either way a's REQ must not stay held for b to claim.
+ * b's CM handles the REJ on another CPU (MIGRATE), maybe before the REQ;
+ * every other round the REQ is handled after the REJ (REORDER), the order
+ * two CPUs can produce.  Either way a's REQ must not stay held for b to
+ * claim.
  */
 static void p2p_race_rej_vs_hold(struct kunit *test)
 {
 	unsigned long held0 = p2p_rdv_occupancy(test);
 	unsigned int i;
 
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-					p2p_fault_clear_action, NULL));
+	p2p_race_clear_rules_at_end(test);
 	for (i = 0; i < p2p_race_rounds; i++) {
 		struct p2p_end *a = p2p_end_create(test, "a");
 		struct p2p_end *b = p2p_end_create(test, "b");
 		u64 sid = P2P_RACE_SID + 0x2000 + i;
-		unsigned long deadline;
+		unsigned long deadline, base;
 
 		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
 							 cpu_to_be64(sid)));
 		cm_p2p_fault_clear();
-		KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(CM_P2P_FAULT_MIGRATE,
-					CM_REJ_ATTR_ID, 0, 1, 0));
+		if (i & 1)
+			p2p_race_rule(test, CM_P2P_FAULT_REORDER,
+				      CM_REQ_ATTR_ID, 0);
+		else
+			p2p_race_rule(test, CM_P2P_FAULT_MIGRATE,
+				      CM_REJ_ATTR_ID, 0);
+		base = p2p_race_handled(test);
 		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, sid));
 		udelay(get_random_u32_below(P2P_RACE_JITTER_US));
 		ib_destroy_cm_id(a->cm_id);
 		a->cm_id = NULL;
 		/* the REQ is held and withdrawn, or dropped, in a moment */
-		deadline = jiffies + msecs_to_jiffies(500);
-		while (p2p_rdv_occupancy(test) != held0 &&
+		deadline = jiffies + msecs_to_jiffies(1000);
+		while ((p2p_race_handled(test) == base ||
+			p2p_rdv_occupancy(test) != held0) &&
 		       time_before(jiffies, deadline))
-			msleep(5);
+			usleep_range(5000, 10000);
 		KUNIT_EXPECT_EQ_MSG(test, held0, p2p_rdv_occupancy(test),
 				    "a's REQ stayed held after its REJ");
 		p2p_race_release(test, a, b);
