@@ -26,6 +26,9 @@
 #                   installed on Debian's module tree and loaded with
 #                   modprobe next to the in-tree ULPs, then the two-host
 #                   e2e on two VMs -> build/results/vm-debian/
+#   make smp        SMP debug kernel (build/smp) in qemu: KUnit suites,
+#                   device suites on rxe, kmemleak, then the two-host e2e
+#                   on two VMs -> build/results/smp/
 #   make docs       Documentation/infiniband with the kernel's Sphinx
 #                   build (htmldocs, SPHINXDIRS=infiniband) in build/docs
 #   make tree       only unpack/overlay the kernel tree (build/src)
@@ -39,7 +42,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all modules deps tree kunit e2e abi lint series test clean \
-	install uninstall dkms dkms-remove docs bench stress vm
+	install uninstall dkms dkms-remove docs bench stress vm smp
 
 all: modules
 
@@ -89,6 +92,9 @@ stress: tree
 
 vm: modules
 	tests/vm/run-vm.sh
+
+smp: tree
+	tests/vm/run-smp.sh
 
 docs: tree
 	scripts/docs.sh

@@ -11,7 +11,12 @@
 #   3. lint: checkpatch --strict, sparse, W=1/kernel-doc;
 #   4. the upstream series (make series): checkpatch --strict per patch,
 #      git am on the pristine tree, every patch builds;
-#   5. Documentation/infiniband renders with the kernel's Sphinx build.
+#   5. Documentation/infiniband renders with the kernel's Sphinx build;
+#   6. qemu, Debian's kernel (make vm): our modules from a staged
+#      `make install`, loaded by modprobe on two SMP VMs next to the
+#      in-tree ULPs, and the two-host e2e between them (vm-debian/...);
+#   7. qemu, SMP debug kernel (make smp): KUnit suites and the device
+#      suites on 2 vCPUs, kmemleak, the two-host e2e on two VMs (smp/...).
 # A stage that fails does not stop the later ones; the exit status is
 # non-zero when anything failed.
 set -uo pipefail
@@ -48,8 +53,10 @@ if stage host-build "$TOP/scripts/build-host.sh"; then
 		>"$RESULTS/checks-install.tsv"
 	cat "$RESULTS/checks-install.tsv"
 	stage lint "$TOP/scripts/lint.sh"
+	stage vm "$TOP/tests/vm/run-vm.sh"
 else
 	printf 'host/build_modules\tFAIL\n' >"$RESULTS/checks-abi.tsv"
+	printf 'vm-debian/host_modules_built\tFAIL\n' >"$RESULTS/checks-vm-debian.tsv"
 fi
 stage dkms "$TOP/scripts/dkms.sh" check >"$RESULTS/checks-dkms.tsv"
 cat "$RESULTS/checks-dkms.tsv"
@@ -57,6 +64,12 @@ stage series "$TOP/scripts/series.sh" >"$RESULTS/checks-series.tsv"
 cat "$RESULTS/checks-series.tsv"
 stage docs "$TOP/scripts/docs.sh" >"$RESULTS/checks-docs.tsv"
 cat "$RESULTS/checks-docs.tsv"
+stage smp "$TOP/tests/vm/run-smp.sh"
+# a qemu stage that ended before its first check still counts as failed
+for q in vm-debian smp; do
+	[ -s "$RESULTS/checks-$q.tsv" ] ||
+		printf '%s/stage_ran\tFAIL\n' "$q" >>"$RESULTS/checks-$q.tsv"
+done
 
 echo
 echo "stage timings (name, exit, seconds):"
@@ -65,7 +78,7 @@ echo
 cat "$RESULTS"/checks.tsv "$RESULTS"/checks-*.tsv >"$RESULTS/all-checks.tsv" \
 	2>/dev/null
 jsons=()
-for j in "$RESULTS"/kunit.json "$RESULTS"/kunit-*.json; do
+for j in "$RESULTS"/kunit.json "$RESULTS"/kunit-*.json "$RESULTS"/smp/kunit-*.json; do
 	[ -s "$j" ] && jsons+=("$j")
 done
 [ ${#jsons[@]} -gt 0 ] || { echo '{"name": "none"}' >"$RESULTS/kunit.json"; jsons=("$RESULTS/kunit.json"); }

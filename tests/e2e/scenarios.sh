@@ -10,6 +10,14 @@
 #   P2P_IP, P2P_PEER, P2P_BIN (p2p_ping), P2P_NETDEV (the link)
 # Results (logs, exit codes, cm_p2p counters around each scenario) go to
 # $out for tests/e2e/check-e2e.py.
+#
+# Timing, for slow hosts (the debug kernel on qemu TCG sets up an
+# rdma_cm id in seconds, not milliseconds; defaults are the UML ones):
+#   P2P_MARGIN_MS  start time this far after a barrier (4000)
+#   P2P_EARLY_MS   how late b connects in the early scenario (200)
+#   P2P_IDLE_MS    how long b stays bound in the one-sided scenario: from
+#                  before a's REQ arrives until well after it expired,
+#                  the other users' attempts run meanwhile (14000)
 
 e2e_scenarios() {
 	uml_rxe_up "$P2P_IP" "$P2P_PEER"
@@ -35,7 +43,7 @@ e2e_scenarios() {
 	# 2. early: b connects 200 ms after a; a's REQ is held by b
 	mkdir -p "$sync_dir/early"
 	delay=0
-	[ "$me" = b ] && delay=200
+	[ "$me" = b ] && delay=${P2P_EARLY_MS:-200}
 	run early "$P2P_BIN" "${ping_args[@]}" --port 7480 --delay-ms "$delay" \
 		--sync-dir "$sync_dir/early" --peer-name "$other"
 
@@ -68,7 +76,8 @@ e2e_scenarios() {
 	else
 		# idle from before a's start until well after the hold expired
 		counters >"$out/oneside.before"
-		"$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 14000 \
+		"$P2P_BIN" "${ping_args[@]}" --port 7481 \
+			--idle-ms "${P2P_IDLE_MS:-14000}" \
 			>"$out/oneside.log" 2>&1 &
 		pid=$!
 		# meanwhile a listener on the port the peer holds is refused
@@ -114,7 +123,7 @@ e2e_scenarios() {
 counters() { uml_counters; }
 # p2p_ping sets up (addr, route, QP) before the start time: give it ample
 # time under KASAN
-barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" 4000; }
+barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" "${P2P_MARGIN_MS:-4000}"; }
 
 run() {	# run <scenario> <command...>: log, exit code, counters around it
 	local scn=$1

@@ -8,7 +8,8 @@ possible recursive locking
 possible circular locking
 inconsistent lock state
 suspicious RCU usage
-lockdep
+INFO: lockdep is turned off
+DEBUG_LOCKS_WARN_ON
 blocked for more than
 KASAN
 UBSAN
