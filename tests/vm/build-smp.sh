@@ -14,9 +14,13 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-SMP_OUT=${SMP_OUT:-$BUILD/smp}
-frags=("$@")
-[ ${#frags[@]} -gt 0 ] || frags=("$TOP/tests/vm/smp.config")
+# absolute paths: make runs in the source tree, merge_config.sh in SMP_OUT
+SMP_OUT=$(realpath -m "${SMP_OUT:-$BUILD/smp}")
+frags=()
+for f in "${@:-$TOP/tests/vm/smp.config}"; do
+	[ -f "$f" ] || die "no config fragment $f"
+	frags+=("$(realpath "$f")")
+done
 kmake() { make -s -C "$SRC" O="$SMP_OUT" ARCH=x86_64 "$@"; }
 
 [ -f "$SRC/Makefile" ] || die "no kernel tree in $SRC: run make tree"

@@ -15,7 +15,7 @@
 VM_DIR=$BUILD/vm			# caches: Debian stage, initramfs
 VM_STAGE=$VM_DIR/debian			# Debian's image + our modules (DESTDIR)
 VM_INITRD=$VM_DIR/initramfs.cpio.gz
-SMP_OUT=$BUILD/smp			# O= tree of the SMP debug kernel
+SMP_OUT=${SMP_OUT:-$BUILD/smp}		# O= tree of the SMP debug kernel
 VM_DEB=/var/cache/apt/archives/linux-image-$KRELEASE-unsigned_${KPKG_VERSION}_amd64.deb
 QEMU=${QEMU:-qemu-system-x86_64}
 VM_CPUS=${VM_CPUS:-2}
