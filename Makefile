@@ -29,6 +29,9 @@
 #   make smp        SMP debug kernel (build/smp) in qemu: KUnit suites,
 #                   device suites on rxe, kmemleak, then the two-host e2e
 #                   on two VMs -> build/results/smp/
+#   make stress-kcsan  (not in make test) make smp's runs on a KCSAN
+#                   kernel (build/smp-kcsan), data races listed in
+#                   build/results/smp-kcsan/kcsan-summary.txt
 #   make docs       Documentation/infiniband with the kernel's Sphinx
 #                   build (htmldocs, SPHINXDIRS=infiniband) in build/docs
 #   make tree       only unpack/overlay the kernel tree (build/src)
@@ -42,7 +45,8 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all modules deps tree kunit e2e abi lint series test clean \
-	install uninstall dkms dkms-remove docs bench stress vm smp
+	install uninstall dkms dkms-remove docs bench stress vm smp \
+	stress-kcsan
 
 all: modules
 
@@ -95,6 +99,9 @@ vm: modules
 
 smp: tree
 	tests/vm/run-smp.sh
+
+stress-kcsan: tree
+	tests/vm/run-kcsan.sh
 
 docs: tree
 	scripts/docs.sh

@@ -19,8 +19,8 @@
 # SMP_FRAGMENTS (fragments for build-smp.sh), SMP_OUT (build dir), SMP_NAME
 # (results folder and check prefix, default smp), SMP_KUNIT=0 (no KUnit
 # VM), SMP_E2E=0 (no e2e VMs), SMP_KUNIT_ARGS (more kernel command line
-# for the KUnit VM) serve other configurations and reruns (make
-# stress-kcsan).
+# for the KUnit VM), SMP_E2E_ARGS (the e2e timing, tests/e2e/scenarios.sh)
+# serve other configurations and reruns (make stress-kcsan).
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$TOP/tests/vm/vm-lib.sh"
@@ -151,7 +151,7 @@ fi
 if [ "${SMP_E2E:-1}" != 0 ]; then
 	log "booting two SMP debug VMs a and b for the two-host e2e"
 	vm_pair "$OUT/e2e" "${SMP_E2E_TIMEOUT:-1500}" "$KERNEL" - \
-		"$CMDLINE kunit.enable=0 init=$TOP/tests/vm/vm-e2e-init.sh P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000 P2P_MARGIN_MS=10000 P2P_EARLY_MS=1500 P2P_IDLE_MS=30000"
+		"$CMDLINE kunit.enable=0 init=$TOP/tests/vm/vm-e2e-init.sh P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000 ${SMP_E2E_ARGS:-P2P_MARGIN_MS=10000 P2P_EARLY_MS=1500 P2P_IDLE_MS=30000}"
 	python3 "$TOP/tests/e2e/check-e2e.py" "$OUT/e2e" --prefix "$NAME/e2e" \
 		--splats "$TOP/tests/vm/splat.re" >>"$CHECKS" || rc=1
 	cat "$OUT/e2e/report.txt"
