@@ -33,6 +33,30 @@ uml_rxe_up() {
 	rdma link show
 }
 
+# uml_loop_rxe <out dir>: soft-RoCE rxe0 on one end of a veth pair
+# (198.18.0.1, from the 198.18.0.0/15 test range), for the KUnit suites
+# that connect QPs in loopback; the log goes to <out>/ib-setup.log.
+uml_loop_rxe() {
+	{
+		set -x
+		ip link set lo up
+		ip link add veth0 type veth peer name veth1 &&
+		ip addr add 198.18.0.1/24 dev veth0 &&
+		ip link set veth0 up && ip link set veth1 up &&
+		rdma link add rxe0 type rxe netdev veth0 &&
+		sleep 2 &&
+		rdma link show && ip addr show veth0
+		set +x
+	} >"$1/ib-setup.log" 2>&1
+}
+
+# uml_held_now: REQs in rxe0's rendezvous queue now, from its counters
+uml_held_now() {
+	local d=/sys/class/infiniband/rxe0/ports/1/cm_p2p
+	echo $(($(cat $d/held) - $(cat $d/claimed) - $(cat $d/expired) - \
+		$(cat $d/withdrawn)))
+}
+
 # uml_counters: "name value" lines, rxe0's cm_p2p counters by name, the
 # other CM groups as dir/name.
 uml_counters() {

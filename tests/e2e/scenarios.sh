@@ -2,11 +2,11 @@
 #
 # The two-host end-to-end scenarios, run by PID 1 of each host: the UML
 # hosts (tests/e2e/uml-e2e-init.sh) and the qemu VMs
-# (tests/vm/vm-e2e-init.sh).  Source it after tests/uml-lib.sh, then call
-# e2e_scenarios with, set by the caller:
-#   me, other    this host's name and the other's (a|b)
-#   out          this host's result folder
-#   sync_dir     folder both hosts see, for barriers
+# (tests/vm/vm-e2e-init.sh).  Source it after tests/uml-lib.sh, call
+# e2e_begin, then e2e_scenarios.  From the kernel command line:
+#   P2P_NAME     this host's name (a|b)
+#   P2P_OUT      this host's result folder
+#   P2P_SYNC     folder both hosts see, for barriers
 #   P2P_IP, P2P_PEER, P2P_BIN (p2p_ping), P2P_NETDEV (the link)
 # Results (logs, exit codes, cm_p2p counters around each scenario) go to
 # $out for tests/e2e/check-e2e.py.
@@ -18,6 +18,17 @@
 #   P2P_IDLE_MS    how long b stays bound in the one-sided scenario: from
 #                  before a's REQ arrives until well after it expired,
 #                  the other users' attempts run meanwhile (14000)
+
+# e2e_begin: me, other, out and sync_dir from the command line; everything
+# the init prints from here on goes to $out/init.log.
+e2e_begin() {
+	me=$P2P_NAME
+	other=$([ "$me" = a ] && echo b || echo a)
+	out=$P2P_OUT
+	sync_dir=$P2P_SYNC
+	mkdir -p "$out"
+	exec >"$out/init.log" 2>&1
+}
 
 e2e_scenarios() {
 	uml_rxe_up "$P2P_IP" "$P2P_PEER"

@@ -14,12 +14,7 @@ uml_mount
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # (no tmpfs on /tmp: the checkout, and so P2P_OUT, may live below it)
 
-me=$P2P_NAME
-other=$([ "$me" = a ] && echo b || echo a)
-out=$P2P_OUT
-sync_dir=$P2P_SYNC
-mkdir -p "$out"
-exec >"$out/init.log" 2>&1
+e2e_begin
 if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
 	echo "missing $P2P_BIN or $sync_dir: nothing to run" >&2
 	uml_finish "$out"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Device removal against held REQs, repeated: sourced by the PID-1
-# scripts of the test kernels (UML and the SMP debug kernel in qemu).
+# scripts of the test kernels (UML and the SMP debug kernel in qemu),
+# after tests/uml-lib.sh.
 #
 # linkdel_rounds <netdev> <rounds> <out dir>: each round adds rxe0 on
 # <netdev>, runs the cm_p2p_fuzz suite (its flood leaves REQs held, with
@@ -17,7 +18,6 @@ linkdel_rounds() {
 	local nd=$1 rounds=$2 out=$3 i held rc age0 cases0
 	local age=/sys/module/ib_cm/parameters/p2p_rdv_max_age_ms
 	local cases=/sys/module/cm_p2p_ib_test/parameters/fuzz_cases
-	local cnt=/sys/class/infiniband/rxe0/ports/1/cm_p2p
 
 	age0=$(cat $age)
 	cases0=$(cat $cases 2>/dev/null || echo 0)
@@ -30,10 +30,7 @@ linkdel_rounds() {
 		sleep 1
 		echo 1 >/sys/kernel/debug/kunit/cm_p2p_fuzz/run
 		sleep "0.$((RANDOM % 10))"
-		held=$(($(cat $cnt/held 2>/dev/null || echo 0) -
-			$(cat $cnt/claimed 2>/dev/null || echo 0) -
-			$(cat $cnt/expired 2>/dev/null || echo 0) -
-			$(cat $cnt/withdrawn 2>/dev/null || echo 0)))
+		held=$(uml_held_now)
 		timeout 120 rdma link delete rxe0
 		rc=$?
 		echo "$i $held $rc" >>"$out/linkdel.tsv"

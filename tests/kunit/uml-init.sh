@@ -16,26 +16,12 @@ out=${P2P_OUT:-/tmp}
 # Stage 2: the suites that need an RDMA device.  Soft-RoCE on one end of a
 # veth pair (addresses from the 198.18.0.0/15 test range); the suite
 # connects QPs on it in loopback, then reports through debugfs.
-{
-	set -x
-	ip link add veth0 type veth peer name veth1 &&
-	ip addr add 198.18.0.1/24 dev veth0 &&
-	ip link set veth0 up && ip link set veth1 up &&
-	rdma link add rxe0 type rxe netdev veth0 &&
-	sleep 2 &&
-	rdma link show && ip addr show veth0
-	set +x
-} >"$out/ib-setup.log" 2>&1
+uml_loop_rxe "$out"
 run_suite() {	# run_suite <suite> <ktap file>
 	local dir=/sys/kernel/debug/kunit/$1
 	[ -w "$dir/run" ] || return 0
 	echo 1 >"$dir/run"
 	cat "$dir/results" >"$out/$2"
-}
-held_now() {	# REQs in rxe0's rendezvous queue now
-	local d=/sys/class/infiniband/rxe0/ports/1/cm_p2p
-	echo $(($(cat $d/held) - $(cat $d/claimed) - $(cat $d/expired) - \
-		$(cat $d/withdrawn)))
 }
 
 # Stage 3: librdmacm users (p2p_ping, P2P_BIN) torn down mid-collision,
@@ -64,7 +50,7 @@ td_kill() {	# td_kill <port>; results in td-kill*
 		[ "$(cat $held)" -gt "$held0" ] && break
 		sleep 0.05
 	done
-	held_now >"$out/$name.held"
+	uml_held_now >"$out/$name.held"
 	kill -KILL "$la"
 	wait "$la"
 	echo $? >"$out/$name-la.rc"

@@ -21,33 +21,18 @@ mkdir -p "$out"
 exec >"$out/init.log" 2>&1
 echo "$(uname -r), $(nproc) CPUs, $(date -u)"
 
-{
-	set -x
-	ip link set lo up
-	ip link add veth0 type veth peer name veth1 &&
-	ip addr add 198.18.0.1/24 dev veth0 &&
-	ip link set veth0 up && ip link set veth1 up &&
-	rdma link add rxe0 type rxe netdev veth0 &&
-	sleep 2 &&
-	rdma link show && ip addr show veth0
-	set +x
-} >"$out/ib-setup.log" 2>&1
+uml_loop_rxe "$out"
 
-held_now() {	# REQs in rxe0's rendezvous queue now
-	local d=/sys/class/infiniband/rxe0/ports/1/cm_p2p
-	echo $(($(cat $d/held) - $(cat $d/claimed) - $(cat $d/expired) - \
-		$(cat $d/withdrawn)))
-}
 # A suite may leave REQs held on purpose (the fuzz suite's flood): let
 # them expire before the next suite, which counts the queue.
 wait_unheld() {
 	local i limit
 	limit=$((($(cat /sys/module/ib_cm/parameters/p2p_rdv_max_age_ms) + 2999) / 100))
 	for i in $(seq "$limit"); do
-		[ "$(held_now)" -le 0 ] && return 0
+		[ "$(uml_held_now)" -le 0 ] && return 0
 		sleep 0.1
 	done
-	echo "still $(held_now) REQs held after $((limit / 10)) s"
+	echo "still $(uml_held_now) REQs held after $((limit / 10)) s"
 }
 run_suite() {	# run_suite <suite>: results in ktap-<suite>.txt
 	local dir=/sys/kernel/debug/kunit/$1 start

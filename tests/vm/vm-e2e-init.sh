@@ -16,12 +16,7 @@
 . "$(dirname "$0")/../e2e/scenarios.sh"
 vm_mount
 
-me=$P2P_NAME
-other=$([ "$me" = a ] && echo b || echo a)
-out=$P2P_OUT
-sync_dir=$P2P_SYNC
-mkdir -p "$out"
-exec >"$out/init.log" 2>&1
+e2e_begin
 echo "$(uname -r), $(nproc) CPUs, $(date -u)"
 set -x
 
