@@ -98,6 +98,10 @@ if decided:
 
 # 2. early: b 200 ms late, a's REQ held by b, b passive
 ok = rc("a", "early") == 0 and rc("b", "early") == 0
+if not ok:
+    for h in "ab":
+        report.append("     " + read(h, "early.log").strip()
+                      .replace("\n", "\n     "))
 check("early_connects", ok,
       f"(rc a={rc('a', 'early')} b={rc('b', 'early')})")
 check("early_req_held_and_claimed",
@@ -139,6 +143,18 @@ check("other_address_cannot_claim_held_req",
       rc("b", "steal-held") == 1 and "role=" not in hlog,
       f"(rc {rc('b', 'steal-held')}: "
       f"{hlog.strip().splitlines()[-1] if hlog.strip() else '-'})")
+llog = read("b", "listen-later.log")
+check("peer_connect_leaves_remote_port_free",
+      rc("b", "listen-later") == 0 and rc("b", "listen-later-client") == 0
+      and "in use" not in llog.lower(),
+      f"(rping server rc {rc('b', 'listen-later')}, client rc "
+      f"{rc('b', 'listen-later-client')}; squat: "
+      f"{read('b', 'squat.log').strip().splitlines()[-1:] or '-'})")
+dlog = read("b", "dup.log")
+check("same_4tuple_refused",
+      sum("PEER_TO_PEER: Address already in use" in ln
+          for ln in dlog.splitlines()) == 1,
+      f"({' | '.join(ln for ln in dlog.splitlines() if ln.startswith('conn'))})")
 
 # 3. one side never connects: a is rejected once its held REQ expires
 alog = read("a", "oneside.log")
@@ -197,6 +213,45 @@ for host in "ab":
     check(f"host_{host}_kmemleak_clean",
           leak is not None and "unreferenced object" not in leak,
           "" if leak is not None else "(no report)")
+
+# 2b. ranks: every rank of a connected to every rank of b, each round,
+#     both ends naming each other, nothing else
+def rank_lines():
+    lines, rcs = [], {}
+    for host in "ab":
+        for name in sorted(os.listdir(os.path.join(E2E, host))):
+            m = re.fullmatch(r"ranks-(\w+)\.log", name)
+            if not m:
+                continue
+            rcs[m.group(1)] = rc(host, f"ranks-{m.group(1)}")
+            for line in read(host, name).splitlines():
+                f = line.split(maxsplit=5)
+                if f and f[0] == "conn" and len(f) >= 5:
+                    lines.append((int(f[1]), f[2], f[3], f[4],
+                                  f[5] if len(f) > 5 else ""))
+    return lines, rcs
+
+
+lines, rcs = rank_lines()
+ra = sorted(r for r in rcs if r.startswith("a"))
+rb = sorted(r for r in rcs if r.startswith("b"))
+rounds = sorted({ln[0] for ln in lines})
+ok = {(r, me, peer) for r, me, peer, st, _ in lines if st == "ok"}
+bad = [ln for ln in lines if ln[3] != "ok"]
+want = {(r, x, y) for r in rounds for x in ra for y in rb}
+want |= {(r, y, x) for (r, x, y) in list(want)}
+check("ranks_all_connected",
+      len(ra) >= 2 and len(rb) >= 2 and len(rounds) == 3 and
+      all(v == 0 for v in rcs.values()),
+      f"({len(ra)}x{len(rb)} ranks, rounds {rounds}, rc {rcs})")
+check("ranks_right_process", len(lines) == len(want) and ok == want,
+      f"({len(ok)} of {len(want)} ends ok, {len(bad)} failed)")
+for r in rounds:
+    report.append(f"     round {r}: " + "  ".join(
+        f"{x}:" + "".join("+" if (r, x, y) in ok and (r, y, x) in ok
+                          else "-" for y in rb) for x in ra))
+for ln in bad[:8]:
+    report.append(f"     {ln}")
 
 # module checks of the Debian VMs (tests/vm/vm-e2e-init.sh)
 if args.modules:

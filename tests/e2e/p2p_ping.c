@@ -53,12 +53,14 @@ struct pdata {
 struct opts {
 	const char *local, *remote, *name, *peer_name;
 	int port, count, timeout_ms, delay_ms, peer, idle_ms, shared_host;
+	int sync_timeout_ms, wait_held, remote_port;
 	long long start_ms;
 	const char *dev, *sync_dir;
 };
 
 static struct opts o = {
 	.port = 7471, .count = 16, .timeout_ms = 15000, .peer = 1,
+	.sync_timeout_ms = 120000,
 	.name = "peer", .dev = "rxe0",
 };
 
@@ -263,7 +265,7 @@ static long long rendezvous(void)
 	const char *lead = strcmp(o.name, o.peer_name) < 0 ? o.name :
 							     o.peer_name;
 	char mine[512], theirs[512], go[512], tmp[520];
-	double deadline = now_ms() + o.timeout_ms;
+	double deadline = now_ms() + o.sync_timeout_ms;
 	long long start = 0;
 	FILE *f;
 
@@ -311,7 +313,10 @@ static void print_usage(void)
 		"       [--timeout-ms N] [--dev RDMA_DEV] [--no-peer]\n"
 		"       [--idle-ms N]  (bind as peer, never connect, exit)\n"
 		"       [--sync-dir DIR --peer-name S]  (start together with S)\n"
-		"       [--shared-host]  (peer on this host: role unknown)\n");
+		"       [--shared-host]  (peer on this host: role unknown)\n"
+		"       [--sync-timeout-ms N]  (wait for the peer's set-up)\n"
+		"       [--wait-held]  (connect once a REQ is held here)\n"
+		"       [--remote-port N]  (the peer's port, default --port)\n");
 	exit(2);
 }
 
@@ -325,6 +330,8 @@ static void parse(int argc, char **argv)
 		{ "dev", 1, 0, 'D' }, { "no-peer", 0, 0, 'N' },
 		{ "idle-ms", 1, 0, 'I' }, { "sync-dir", 1, 0, 'S' },
 		{ "peer-name", 1, 0, 'P' }, { "shared-host", 0, 0, 'H' },
+		{ "sync-timeout-ms", 1, 0, 'T' }, { "wait-held", 0, 0, 'W' },
+		{ "remote-port", 1, 0, 'R' },
 		{ 0 },
 	};
 	int c;
@@ -373,6 +380,15 @@ static void parse(int argc, char **argv)
 		case 'H':
 			o.shared_host = 1;
 			break;
+		case 'T':
+			o.sync_timeout_ms = atoi(optarg);
+			break;
+		case 'W':
+			o.wait_held = 1;
+			break;
+		case 'R':
+			o.remote_port = atoi(optarg);
+			break;
 		default:
 			print_usage();
 		}
@@ -407,7 +423,7 @@ int main(int argc, char **argv)
 	parse(argc, argv);
 	t_setup = now_ms();
 	sockaddr_of(o.local, o.port, &src);
-	sockaddr_of(o.remote, o.port, &dst);
+	sockaddr_of(o.remote, o.remote_port ? o.remote_port : o.port, &dst);
 
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
@@ -500,6 +516,18 @@ int main(int argc, char **argv)
 			usleep((useconds_t)(wait * 1000));
 		while (now_ms() < at)
 			;
+	}
+	if (o.wait_held) {
+		/* the late end: connect once the early end's REQ is held */
+		double until = now_ms() + o.timeout_ms, since = now_ms();
+
+		while (counter("held") <= held0) {
+			if (now_ms() > until)
+				fail("no REQ held in %d ms", o.timeout_ms);
+			usleep(1000);
+		}
+		printf("%s: a REQ was held %.0f ms after the start\n", o.name,
+		       now_ms() - since);
 	}
 	t0 = now_ms();
 	printf("%s: set up in %.0f ms\n", o.name, t0 - t_setup);

@@ -17,9 +17,8 @@ rm -rf "$E2E"
 mkdir -p "$E2E/a" "$E2E/b" "$E2E/sync"
 [ -x "$UML_OUT/linux" ] || die "no UML kernel; run scripts/run-kunit.sh first"
 
-log "building p2p_ping against Debian's librdmacm"
-gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_ping" \
-	"$TOP/tests/e2e/p2p_ping.c" -lrdmacm -libverbs || die "p2p_ping build"
+log "building p2p_ping and p2p_ranks against Debian's librdmacm"
+"$TOP/tests/e2e/build-tools.sh" || die "e2e programs build"
 
 log "booting UML hosts a (198.18.0.1) and b (198.18.0.2)"
 uml_pair "$UML_OUT/linux" "${E2E_TIMEOUT:-420}" "$E2E" "$E2E/sync" \

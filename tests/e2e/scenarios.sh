@@ -18,6 +18,12 @@
 #   P2P_IDLE_MS    how long b stays bound in the one-sided scenario: from
 #                  before a's REQ arrives until well after it expired,
 #                  the other users' attempts run meanwhile (14000)
+#   P2P_RANKS      rank processes per host in the ranks scenario (4)
+#   P2P_ROUND_MS   its rounds' spacing (6000), P2P_RANK_TIMEOUT_MS how long
+#                  a round may take after its start (4000)
+#   P2P_COLLIDE_DELAY_MS  netem delay on the link during the collision
+#                  tries (0: none): REQs cross when both ends send within
+#                  it, and two VMs start only to some tens of ms together
 
 # e2e_begin: me, other, out and sync_dir from the command line; everything
 # the init prints from here on goes to $out/init.log.
@@ -44,21 +50,37 @@ e2e_scenarios() {
 	# 1. simultaneous connect: the REQs collide (tried up to 8 times,
 	#    since a REQ that arrives before the other end sent its own is
 	#    held instead)
+	if [ "${P2P_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
+		tc qdisc add dev "$P2P_NETDEV" root netem \
+			delay "${P2P_COLLIDE_DELAY_MS}ms"
+	fi
 	for try in 1 2 3 4 5 6 7 8; do
 		mkdir -p "$sync_dir/collision$try"
 		run "collision$try" "$P2P_BIN" "${ping_args[@]}" \
 			--port $((7470 + try)) \
 			--sync-dir "$sync_dir/collision$try" --peer-name "$other"
 	done
+	if [ "${P2P_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
+		tc qdisc del dev "$P2P_NETDEV" root
+	fi
 
-	# 2. early: b connects 200 ms after a; a's REQ is held by b
+	# 2. early: b connects at least 200 ms after a, once a's REQ is held
+	#    by b (the hosts' clocks and speeds differ too much under TCG to
+	#    order the two by time alone)
 	mkdir -p "$sync_dir/early"
-	delay=0
-	[ "$me" = b ] && delay=${P2P_EARLY_MS:-200}
-	run early "$P2P_BIN" "${ping_args[@]}" --port 7480 --delay-ms "$delay" \
+	late=()
+	[ "$me" = b ] && late=(--delay-ms "${P2P_EARLY_MS:-200}" --wait-held)
+	run early "$P2P_BIN" "${ping_args[@]}" --port 7480 "${late[@]}" \
 		--sync-dir "$sync_dir/early" --peer-name "$other"
 
-	# 2b. loopback on one rxe device: two processes on host a, two local
+	# 2b. ranks: P2P_RANKS processes per host, each with ONE port (a's
+	#     7600.., b's 7700..), each connecting to every rank of the other
+	#     host at once, 3 rounds; each checks its partners' names
+	start=$(barrier ranks)
+	ranks
+	barrier ranks_done >/dev/null
+
+	# 2c. loopback on one rxe device: two processes on host a, two local
 	#     addresses (distinct GIDs on one port), same port
 	ip addr add 198.18.0.3/24 dev "$P2P_NETDEV"
 	start=$(barrier loopback)
@@ -113,6 +135,29 @@ e2e_scenarios() {
 			--name thief --port 7481 --timeout-ms 9000 \
 			>"$out/steal-held.log" 2>&1
 		echo $? >"$out/steal-held.rc"
+		# ...and a peer connect from their own port to a's port 4420
+		# does not take 4420 here: root listens on it meanwhile
+		"${nobody[@]}" "$P2P_BIN" --local "$P2P_IP" --remote "$P2P_PEER" \
+			--name squat --port 6000 --remote-port 4420 \
+			--timeout-ms 8000 >"$out/squat.log" 2>&1 &
+		squat=$!
+		sleep 1
+		timeout 10 rping -s -a "$P2P_IP" -p 4420 -C 1 \
+			>"$out/listen-later.log" 2>&1 &
+		srv=$!
+		sleep 1
+		timeout 10 rping -c -a "$P2P_IP" -p 4420 -C 1 \
+			>>"$out/listen-later.log" 2>&1
+		echo $? >"$out/listen-later-client.rc"
+		wait $srv
+		echo $? >"$out/listen-later.rc"
+		wait $squat
+		# two peer ids with one 4-tuple: the second is refused
+		"${P2P_BIN%/*}/p2p_ranks" --local "$P2P_IP" --port 6100 \
+			--name dup --peer "$P2P_PEER:6200:x" \
+			--peer "$P2P_PEER:6200:x" --rounds 1 \
+			--start-ms "$(date +%s%3N)" --timeout-ms 1000 \
+			>"$out/dup.log" 2>&1
 		wait $pid
 		echo $? >"$out/oneside.rc"
 		counters >"$out/oneside.after"
@@ -129,6 +174,29 @@ e2e_scenarios() {
 
 	barrier done >/dev/null
 	counters >"$out/counters.final"
+}
+
+ranks() {
+	local nr=${P2P_RANKS:-4} base=7600 peer_base=7700 i j pids=() args=()
+
+	[ "$me" = b ] && base=7700 peer_base=7600
+	for j in $(seq 0 $((nr - 1))); do
+		args+=(--peer "$P2P_PEER:$((peer_base + j)):$other$j")
+	done
+	counters >"$out/ranks.before"
+	for i in $(seq 0 $((nr - 1))); do
+		"${P2P_BIN%/*}/p2p_ranks" --local "$P2P_IP" --port $((base + i)) \
+			--name "$me$i" "${args[@]}" --start-ms "$start" \
+			--rounds 3 --round-ms "${P2P_ROUND_MS:-6000}" \
+			--timeout-ms "${P2P_RANK_TIMEOUT_MS:-4000}" \
+			>"$out/ranks-$me$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in $(seq 0 $((nr - 1))); do
+		wait "${pids[i]}"
+		echo $? >"$out/ranks-$me$i.rc"
+	done
+	counters >"$out/ranks.after"
 }
 
 counters() { uml_counters; }

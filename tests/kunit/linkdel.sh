@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Device removal against held REQs, repeated: sourced by the PID-1
+# Device removal after a flood of held REQs, repeated: sourced by the PID-1
 # scripts of the test kernels (UML and the SMP debug kernel in qemu),
 # after tests/uml-lib.sh.
 #
 # linkdel_rounds <netdev> <rounds> <out dir>: each round adds rxe0 on
-# <netdev>, runs the cm_p2p_fuzz suite (its flood leaves REQs held, with
-# a hold age long enough to outlive the suite), then deletes rxe0 after a
-# random 0-1 s, while the CM holds them, their expiry is pending and their
-# MRAs may still be in flight.  The suite cannot run during the deletion:
+# <netdev>, runs the cm_p2p_fuzz suite (its flood holds REQs, with a hold
+# age longer than the suite), then deletes rxe0 after a random 0-1 s,
+# while the REJs for them (sent when the suite's peer ids went away, which
+# ends what was held for them) and their MRAs may still be in flight, and
+# checks that nothing stayed held.  The suite cannot run during the deletion:
 # its MAD agent is not an IB client, so the MAD layer's removal would pull
 # the port from under it; and rxe cannot be deleted while a user-space
 # process has it open.  One line per round in <out>/linkdel.tsv:

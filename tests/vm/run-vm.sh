@@ -39,9 +39,8 @@ case "$want" in
 "$KRELEASE "*) ;;
 *) fail_setup host_modules_built "no modules for $KRELEASE in ${HOST_MOD#"$TOP"/}: run make first" ;;
 esac
-gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_ping" \
-	"$TOP/tests/e2e/p2p_ping.c" -lrdmacm -libverbs ||
-	fail_setup p2p_ping_built "p2p_ping build"
+"$TOP/tests/e2e/build-tools.sh" ||
+	fail_setup p2p_ping_built "e2e programs build"
 ( vm_debian_stage && vm_initramfs ) >"$OUT/stage.log" 2>&1 || {
 	cat "$OUT/stage.log" >&2
 	fail_setup staged_root "staging Debian's kernel with our modules failed"
@@ -49,7 +48,7 @@ gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_ping" \
 
 log "booting Debian $KRELEASE VMs a and b ($VM_CPUS vCPUs each, TCG)"
 vm_pair "$OUT" "${VM_TIMEOUT:-900}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
-	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 P2P_INIT=$TOP/tests/vm/vm-e2e-init.sh P2P_ROOTFLAGS=$VM_ROOTFLAGS P2P_STAGE=$VM_STAGE P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000"
+	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 P2P_INIT=$TOP/tests/vm/vm-e2e-init.sh P2P_ROOTFLAGS=$VM_ROOTFLAGS P2P_STAGE=$VM_STAGE P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000 P2P_ROUND_MS=20000 P2P_RANK_TIMEOUT_MS=12000"
 
 python3 "$TOP/tests/e2e/check-e2e.py" "$OUT" --prefix vm-debian \
 	--splats "$TOP/tests/vm/splat.re" --no-kmemleak --modules >>"$CHECKS"

@@ -2,33 +2,25 @@
 /*
  * IB CM peer-to-peer connection establishment: the engine.
  *
- * The engine knows nothing about ib_cm internals.  It provides three
- * pieces that cm.c glues into its REQ handling:
+ * The engine knows nothing about ib_cm internals.  It provides the pieces
+ * cm.c glues into its REQ handling:
  *
- *  - a per-device ServiceID mode table (peer or client/server),
- *  - the arbiter that decides which end of a REQ collision stays active,
- *  - a bounded rendezvous queue for peer REQs that arrive before the
- *    local side has sent its own REQ.
+ *  - the arbiter that decides which end of a REQ collision stays active;
+ *  - the index of one peer service ID (a node of ib_cm's
+ *    listen_service_table): the local peer ids waiting for the other end
+ *    and the peer REQs held for them, both found by the same key;
+ *  - the device's queue of held REQs, bounded in count and age.
+ *
+ * Nothing here takes a lock: the caller serializes every call on the
+ * indexes and the queue of one device (ib_cm uses cm.lock).
  */
 #ifndef _CM_P2P_H
 #define _CM_P2P_H
 
 #include <linux/types.h>
 #include <linux/list.h>
-#include <linux/gfp.h>
+#include <linux/rbtree.h>
 #include <rdma/ib_verbs.h>
-
-/**
- * enum cm_p2p_mode - how inbound REQs for a ServiceID are matched
- * @CM_P2P_MODE_NONE: nothing is bound for the ServiceID
- * @CM_P2P_MODE_CLIENT_SERVER: a listener owns it (ib_cm_listen())
- * @CM_P2P_MODE_PEER: peers own it; REQs are matched to local REQs
- */
-enum cm_p2p_mode {
-	CM_P2P_MODE_NONE,
-	CM_P2P_MODE_CLIENT_SERVER,
-	CM_P2P_MODE_PEER,
-};
 
 /**
  * enum cm_p2p_role - outcome of a REQ collision for the local end
@@ -42,110 +34,144 @@ enum cm_p2p_role {
 
 /**
  * struct cm_p2p_ident - what the arbiter compares of one REQ
- * @gid: primary path port GID of the REQ's sender (REQ:Primary Local Port GID)
- * @qpn: QPN of the REQ's sender (REQ:Local QPN, 24 bits; upper bits ignored)
+ * @ca_guid: REQ:Local CA GUID of the REQ's sender
+ * @qpn: REQ:Local QPN of the REQ's sender (24 bits; upper bits ignored)
  */
 struct cm_p2p_ident {
-	union ib_gid gid;
+	__be64 ca_guid;
 	u32 qpn;
 };
 
 int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
 		     const struct cm_p2p_ident *remote);
 
-struct cm_p2p_table;
-
-struct cm_p2p_table *cm_p2p_table_alloc(gfp_t gfp);
-void cm_p2p_table_free(struct cm_p2p_table *table);
-int cm_p2p_bind(struct cm_p2p_table *table, __be64 service_id,
-		__be64 service_mask, enum cm_p2p_mode mode, gfp_t gfp);
-int cm_p2p_unbind(struct cm_p2p_table *table, __be64 service_id,
-		  __be64 service_mask, enum cm_p2p_mode mode);
-enum cm_p2p_mode cm_p2p_lookup(struct cm_p2p_table *table,
-			       __be64 service_id);
-unsigned int cm_p2p_peer_binds(const struct cm_p2p_table *table);
+/* Longest match blob: all of a REQ's private data. */
+#define CM_PEER_MATCH_MAX 92
 
 /**
- * cm_p2p_sid_is_peer() - is an inbound REQ's ServiceID bound as peer?
- * @table: the device's mode table, or NULL
- * @service_id: the REQ's ServiceID
+ * struct cm_peer_key - what a peer REQ and a waiting peer id are matched by
+ * @local_gid: the local end's port GID (REQ:Primary Remote Port GID)
+ * @remote_gid: the remote end's port GID (REQ:Primary Local Port GID)
+ * @match: the first match_len bytes of the REQ's private data, as the
+ *	index's owner expects them (see &struct cm_peer_index); owned by
+ *	whoever owns the entry
  *
- * The decision ib_cm makes for every inbound REQ: while no peer ServiceID
- * is bound in @table it costs one load and no lookup, so client/server
- * REQs pay nothing else.
- *
- * Return: true when @service_id falls in a peer bind.
+ * The service ID is not part of the key: each service ID has its own index.
  */
-static inline bool cm_p2p_sid_is_peer(struct cm_p2p_table *table,
-				      __be64 service_id)
-{
-	return table && cm_p2p_peer_binds(table) &&
-	       cm_p2p_lookup(table, service_id) == CM_P2P_MODE_PEER;
-}
-
-/**
- * struct cm_p2p_rdv_key - what a held REQ is claimed by
- * @service_id: REQ:ServiceID
- * @remote_gid: REQ:Primary Local Port GID, i.e. the remote end's port GID
- * @local_gid: REQ:Primary Remote Port GID, the local port GID it was sent
- *	to: only a peer REQ sent from that GID claims it
- */
-struct cm_p2p_rdv_key {
-	__be64 service_id;
-	union ib_gid remote_gid;
+struct cm_peer_key {
 	union ib_gid local_gid;
+	union ib_gid remote_gid;
+	const u8 *match;
 };
-
-/* Upper bound of the opaque copy a held REQ may carry. */
-#define CM_P2P_RDV_MAX_DATA 512
 
 /**
- * struct cm_p2p_held - a peer REQ held in the rendezvous queue
- * @list: queue linkage, owned by the queue until the entry is handed out
- * @key: what the entry is claimed by
- * @remote_comm_id: REQ:Local Communication ID (duplicate detection)
- * @remote_qpn: REQ:Local QPN
- * @expires: jiffies after which the entry is no longer claimable
- * @len: bytes in @data
- * @data: the caller's copy of the REQ, opaque to the engine
- *
- * An entry returned by cm_p2p_rdv_claim() or cm_p2p_rdv_expire() belongs
- * to the caller, who frees it with cm_p2p_held_free().
+ * struct cm_peer_entry - a waiting peer id or a held REQ in an index
+ * @node: in one of the index's trees
+ * @key: what it is found by
+ * @seq: arrival order among equal keys, set by the index
  */
-struct cm_p2p_held {
-	struct list_head list;
-	struct cm_p2p_rdv_key key;
-	__be32 remote_comm_id;
-	u32 remote_qpn;
-	unsigned long expires;
-	size_t len;
-	u8 data[] __counted_by(len);
+struct cm_peer_entry {
+	struct rb_node node;
+	struct cm_peer_key key;
+	u64 seq;
 };
 
-struct cm_p2p_rdv;
+/**
+ * enum cm_peer_tree - the two trees of an index
+ * @CM_PEER_WAITING: local peer ids whose REQ waits for the other end
+ * @CM_PEER_HELD: peer REQs that arrived before their local peer's REQ
+ * @CM_PEER_TREES: number of trees
+ */
+enum cm_peer_tree {
+	CM_PEER_WAITING,
+	CM_PEER_HELD,
+	CM_PEER_TREES,
+};
 
-struct cm_p2p_rdv *cm_p2p_rdv_alloc(unsigned int max_held,
-				    unsigned int max_age_ms, gfp_t gfp);
-void cm_p2p_rdv_free(struct cm_p2p_rdv *rdv);
-int cm_p2p_rdv_hold(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
-		    __be32 remote_comm_id, u32 remote_qpn,
-		    const void *data, size_t len, gfp_t gfp);
-struct cm_p2p_held *cm_p2p_rdv_claim(struct cm_p2p_rdv *rdv,
-				     const struct cm_p2p_rdv_key *key);
-bool cm_p2p_rdv_drop(struct cm_p2p_rdv *rdv, const struct cm_p2p_rdv_key *key,
-		     __be32 remote_comm_id);
-struct cm_p2p_held *
-cm_p2p_rdv_withdraw(struct cm_p2p_rdv *rdv, __be32 remote_comm_id,
-		    bool (*match)(const struct cm_p2p_held *held,
-				  const void *arg),
-		    const void *arg);
-unsigned int cm_p2p_rdv_expire(struct cm_p2p_rdv *rdv,
-			       struct list_head *expired);
-unsigned int cm_p2p_rdv_drain(struct cm_p2p_rdv *rdv, struct list_head *list);
-unsigned int cm_p2p_rdv_max_age_ms(const struct cm_p2p_rdv *rdv);
-bool cm_p2p_rdv_next_expiry(struct cm_p2p_rdv *rdv, unsigned long *when);
-unsigned int cm_p2p_rdv_count(struct cm_p2p_rdv *rdv);
-void cm_p2p_held_free(struct cm_p2p_held *held);
-void cm_p2p_held_list_free(struct list_head *list);
+/**
+ * struct cm_peer_index - the peer ids and held REQs of one service ID
+ * @root: one tree per &enum cm_peer_tree, ordered by key, then arrival
+ * @seq: next arrival number
+ * @match_len: bytes of private data every key of the index compares
+ *
+ * Lookups are O(log n): a key is two GIDs and @match_len bytes, compared
+ * with memcmp().  Equal keys are allowed (raw ib_cm peers of one service
+ * ID on one port, without a match blob, are told apart only by the
+ * arbiter); they are kept in arrival order.
+ */
+struct cm_peer_index {
+	struct rb_root root[CM_PEER_TREES];
+	u64 seq;
+	u8 match_len;
+};
+
+void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len);
+bool cm_peer_index_empty(const struct cm_peer_index *idx);
+void cm_peer_add(struct cm_peer_index *idx, enum cm_peer_tree tree,
+		 struct cm_peer_entry *entry);
+void cm_peer_del(struct cm_peer_index *idx, enum cm_peer_tree tree,
+		 struct cm_peer_entry *entry);
+struct cm_peer_entry *cm_peer_first(const struct cm_peer_index *idx,
+				    enum cm_peer_tree tree,
+				    const struct cm_peer_key *key);
+struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
+				   const struct cm_peer_entry *entry);
+
+/**
+ * struct cm_peer_held - a peer REQ held for a local peer
+ * @entry: in its index's %CM_PEER_HELD tree
+ * @comm_node: in the queue's tree by @remote_comm_id (REJs find it there)
+ * @list: in the queue, oldest first (expiry)
+ * @index: the index it is held in
+ * @expires: jiffies after which it is no longer claimable
+ * @remote_comm_id: REQ:Local Communication ID
+ * @req: the caller's, e.g. the REQ's receive work
+ *
+ * Allocated and freed by the caller; owned by the queue from
+ * cm_peer_hold() until one of the functions that take it out returns it.
+ */
+struct cm_peer_held {
+	struct cm_peer_entry entry;
+	struct rb_node comm_node;
+	struct list_head list;
+	struct cm_peer_index *index;
+	unsigned long expires;
+	__be32 remote_comm_id;
+	void *req;
+};
+
+/**
+ * struct cm_peer_queue - the REQs held on one device
+ * @list: &struct cm_peer_held, oldest first
+ * @by_comm: &struct cm_peer_held by remote communication ID
+ * @count: entries held
+ * @max_held: most entries at once; 0 follows the p2p_rdv_max_held
+ *	module parameter
+ * @max_age_ms: claimable lifetime; 0 follows p2p_rdv_max_age_ms
+ */
+struct cm_peer_queue {
+	struct list_head list;
+	struct rb_root by_comm;
+	unsigned int count;
+	unsigned int max_held;
+	unsigned int max_age_ms;
+};
+
+void cm_peer_queue_init(struct cm_peer_queue *q, unsigned int max_held,
+			unsigned int max_age_ms);
+int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,
+		 struct cm_peer_held *held);
+void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held);
+struct cm_peer_held *cm_peer_claim(struct cm_peer_queue *q,
+				   struct cm_peer_index *idx,
+				   const struct cm_peer_key *key);
+struct cm_peer_held *
+cm_peer_withdraw(struct cm_peer_queue *q, __be32 remote_comm_id,
+		 bool (*match)(const struct cm_peer_held *held,
+			       const void *arg),
+		 const void *arg);
+struct cm_peer_held *cm_peer_expired(struct cm_peer_queue *q);
+bool cm_peer_next_expiry(const struct cm_peer_queue *q, unsigned long *when);
+unsigned int cm_peer_max_age_ms(const struct cm_peer_queue *q);
 
 #endif /* _CM_P2P_H */

@@ -1,254 +1,218 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Microbenchmarks of the IB CM peer-to-peer REQ decision (suite
- * cm_p2p_bench, CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH; built only in the
- * benchmark kernel, never in the test run).
+ * Microbenchmarks of the IB CM peer-to-peer index (suite cm_p2p_bench,
+ * CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH; built only in the benchmark
+ * kernel, never in the test run).
  *
- * Every inbound REQ asks cm_p2p_sid_is_peer() whether its ServiceID is
- * bound as peer.  The cases time, in one run:
+ * A REQ for a peer service ID is matched in that service ID's index:
+ * first among the waiting peer ids, then, if none waits for it, held.
+ * The cases time, in one run, with n = 1, 1k and 100k entries of 100k
+ * distinct keys (rdma_cm's 36-byte match blob, GIDs of one port pair):
  *
- *  - cs_decision: that decision for client/server REQs with no peer bind
- *    (empty table, and 1000 client/server binds as listeners make), next
- *    to a loop that makes no decision at all, as before the patch;
- *  - lookup: the decision with 1k, 100k and 1M exact peer ServiceIDs
- *    bound, for bound and for unbound ServiceIDs, then again with one
- *    range bind added (a miss in the hash table then searches the tree).
+ *  - match: cm_peer_first() of the waiting ids, for a key present and one
+ *    absent;
+ *  - hold_claim: cm_peer_hold() of a REQ and cm_peer_claim() of it back,
+ *    with n REQs held;
+ *  - the cost of a listen_service_table-like lookup (an rb-tree of n
+ *    64-bit service IDs), what every REQ pays before and after the patch.
  *
  * Results are "bench: <name> <ns per op>" lines in the KUnit log; the
- * expectations check only that the decisions are right.
+ * expectations check only that the lookups are right.
  */
 #include <kunit/test.h>
-#include <linux/delay.h>
 #include <linux/ktime.h>
-#include <linux/prandom.h>
-#include <linux/slab.h>
+#include <linux/rbtree.h>
 #include <linux/vmalloc.h>
 
 #include "cm_p2p.h"
 
-#define BENCH_OPS	(2u * 1024 * 1024)
+#define BENCH_OPS	BIT(20)
+#define BENCH_MATCH	36
+#define BENCH_MAX	100000
 
-/* Spread ServiceIDs over the space; odd multiples only, so that ID i is
- * bound and i + BENCH_UNBOUND_SHIFT never is.
- */
-#define BENCH_UNBOUND_SHIFT	1
+struct bench_ent {
+	struct cm_peer_held held;
+	u8 match[BENCH_MATCH];
+};
 
-/* A range bind (2^32 ServiceIDs) below every ServiceID bench_sid() makes */
-#define BENCH_RANGE_SID		cpu_to_be64(0x0800000000000000ULL)
-#define BENCH_RANGE_MASK	cpu_to_be64(~0ULL << 32)
-
-static __be64 bench_sid(u32 i)
+/* Key @i: the remote's port and address in a cma_hdr-like blob. */
+static void bench_key(struct cm_peer_key *key, u8 *match, u32 i)
 {
-	return cpu_to_be64(0x1000000000000000ULL + 2ULL * i *
-			   0x9e3779b97ULL);
+	memset(key, 0, sizeof(*key));
+	key->local_gid.raw[15] = 1;
+	key->remote_gid.raw[15] = 2;
+	memset(match, 0, BENCH_MATCH);
+	match[0] = 0x00;		/* version */
+	match[1] = 0x40;		/* IPv4 */
+	match[2] = 0x1d;		/* port 7500 + i % 4096 */
+	match[3] = i % 4096;
+	match[16] = 198;		/* 198.18.i */
+	match[17] = 18;
+	match[18] = i >> 12;
+	match[19] = i >> 20;
+	key->match = match;
 }
 
-/* The "before the patch" loop body: no decision, same call shape. */
-static noinline bool bench_no_decision(struct cm_p2p_table *table,
-				       __be64 service_id)
+static void bench_report(struct kunit *test, const char *name, u32 n,
+			 u64 ns, u32 ops)
 {
-	barrier();
-	return false;
+	u64 ps = div_u64(ns * 1000, ops);
+
+	kunit_info(test, "bench: %s n=%u %llu.%03llu\n", name, n,
+		   ps / 1000, ps % 1000);
 }
 
-static noinline bool bench_decision(struct cm_p2p_table *table,
-				    __be64 service_id)
+static const u32 bench_sizes[] = { 1, 1000, BENCH_MAX };
+
+static void bench_match(struct kunit *test)
 {
-	return cm_p2p_sid_is_peer(table, service_id);
-}
+	struct bench_ent *e = vzalloc(sizeof(*e) * BENCH_MAX);
+	struct cm_peer_index idx;
+	struct cm_peer_key key;
+	u8 match[BENCH_MATCH];
+	unsigned int s, i, found;
+	u64 t;
 
-static noinline bool bench_lookup_any(struct cm_p2p_table *table,
-				      __be64 service_id)
-{
-	return cm_p2p_lookup(table, service_id) != CM_P2P_MODE_NONE;
-}
-
-static u32 *bench_order(struct kunit *test, u32 n, u32 seed)
-{
-	struct rnd_state rnd;
-	u32 *order, i;
-
-	order = vmalloc(array_size(BENCH_OPS, sizeof(*order)));
-	KUNIT_ASSERT_NOT_NULL(test, order);
-	prandom_seed_state(&rnd, seed);
-	for (i = 0; i < BENCH_OPS; i++)
-		order[i] = prandom_u32_state(&rnd) % n;
-	return order;
-}
-
-/* ps per call of @fn over BENCH_OPS ServiceIDs; *hits counts true results */
-static u64 bench_time(bool (*fn)(struct cm_p2p_table *, __be64),
-		      struct cm_p2p_table *table, const u32 *order, u32 shift,
-		      u32 *hits)
-{
-	u64 start, ns;
-	u32 i, h = 0;
-
-	start = ktime_get_ns();
-	for (i = 0; i < BENCH_OPS; i++)
-		h += fn(table, cpu_to_be64(be64_to_cpu(bench_sid(order[i])) +
-					   shift));
-	ns = ktime_get_ns() - start;
-	*hits = h;
-	return div_u64(ns, BENCH_OPS / 1000);	/* ps per call */
-}
-
-static void bench_report(struct kunit *test, const char *name, u64 ps)
-{
-	kunit_info(test, "bench: %s %llu.%03llu\n", name, ps / 1000, ps % 1000);
-}
-
-static void p2p_bench_cs_decision(struct kunit *test)
-{
-	struct cm_p2p_table *table = cm_p2p_table_alloc(GFP_KERNEL);
-	u32 *order = bench_order(test, 1000, 1);
-	u32 i, hits;
-	u64 ps;
-
-	KUNIT_ASSERT_NOT_NULL(test, table);
-	ps = bench_time(bench_no_decision, table, order, 0, &hits);
-	bench_report(test, "cs_no_decision_ns", ps);
-	ps = bench_time(bench_decision, table, order, 0, &hits);
-	bench_report(test, "cs_decision_empty_table_ns", ps);
-	KUNIT_EXPECT_EQ(test, hits, 0);
-
-	for (i = 0; i < 1000; i++)
-		KUNIT_ASSERT_EQ(test, cm_p2p_bind(table, bench_sid(i),
-						  cpu_to_be64(~0ULL),
-						  CM_P2P_MODE_CLIENT_SERVER,
-						  GFP_KERNEL), 0);
-	KUNIT_EXPECT_EQ(test, cm_p2p_peer_binds(table), 0);
-	msleep(500);	/* the hash table's resize work, see below */
-	ps = bench_time(bench_decision, table, order, 0, &hits);
-	bench_report(test, "cs_decision_1k_cs_binds_ns", ps);
-	KUNIT_EXPECT_EQ(test, hits, 0);
-	/* what the decision would cost if it looked the ServiceID up */
-	ps = bench_time(bench_lookup_any, table, order, 0, &hits);
-	bench_report(test, "cs_lookup_1k_cs_binds_ns", ps);
-	KUNIT_EXPECT_EQ(test, hits, BENCH_OPS);
-
-	vfree(order);
-	cm_p2p_table_free(table);
-}
-
-static const u32 bench_sizes[] = { 1000, 100000, 1000000 };
-
-/*
- * The floor under any lookup on this machine: two dependent loads (an
- * array slot, then the object it points to) at random among @n objects of
- * a bind's size, as a hash lookup does (bucket, then bind).  Each step's
- * index depends on the value loaded by the step before (always 0), so the
- * loads cannot overlap, as a lookup's cannot be overlapped with the next
- * REQ's.
- */
-static void bench_random_load(struct kunit *test, u32 n, const u32 *order)
-{
-	u64 **objs, start, ns, sum = 0;
-	char name[48];
-	u32 i, made;
-
-	objs = vcalloc(n, sizeof(*objs));
-	KUNIT_ASSERT_NOT_NULL(test, objs);
-	for (i = 0; i < n; i++) {
-		objs[i] = kzalloc(128, GFP_KERNEL);
-		if (!objs[i])
-			break;
-		*objs[i] = 0;
-		if (!(i & 1023))
-			cond_resched();
-	}
-	made = i;
-	KUNIT_EXPECT_EQ(test, made, n);
-	if (made == n) {
-		u64 v = 0;
-
-		start = ktime_get_ns();
-		for (i = 0; i < BENCH_OPS; i++) {
-			v = READ_ONCE(*objs[order[i] ^ (u32)v]);
-			sum += v;
-		}
-		ns = ktime_get_ns() - start;
-		snprintf(name, sizeof(name), "dependent_load_%u_objs_ns", n);
-		bench_report(test, name, div_u64(ns, BENCH_OPS / 1000));
-		KUNIT_EXPECT_EQ(test, sum, 0);
-	}
-	while (made--)
-		kfree(objs[made]);
-	vfree(objs);
-}
-
-static void p2p_bench_lookup(struct kunit *test)
-{
-	u32 i, s, hits;
-	char name[48];
-	u64 ps;
-
+	KUNIT_ASSERT_NOT_NULL(test, e);
 	for (s = 0; s < ARRAY_SIZE(bench_sizes); s++) {
-		u32 n = bench_sizes[s], *order = bench_order(test, n, 2 + s);
-		struct cm_p2p_table *table = cm_p2p_table_alloc(GFP_KERNEL);
-		u64 start = ktime_get_ns();
+		u32 n = bench_sizes[s];
 
-		KUNIT_ASSERT_NOT_NULL(test, table);
+		cm_peer_index_init(&idx, BENCH_MATCH);
 		for (i = 0; i < n; i++) {
-			int ret = cm_p2p_bind(table, bench_sid(i),
-					      cpu_to_be64(~0ULL),
-					      CM_P2P_MODE_PEER, GFP_KERNEL);
-
-			KUNIT_ASSERT_EQ(test, ret, 0);
-			if (!(i & 1023))
-				cond_resched();
+			bench_key(&e[i].held.entry.key, e[i].match, i);
+			cm_peer_add(&idx, CM_PEER_WAITING, &e[i].held.entry);
 		}
-		KUNIT_EXPECT_EQ(test, cm_p2p_peer_binds(table), n);
-		snprintf(name, sizeof(name), "bind_%u_peer_ns", n);
-		bench_report(test, name, div_u64((ktime_get_ns() - start) * 1000,
-						 n));
-		/*
-		 * The hash table grows in a work item; on a uniprocessor
-		 * kernel without preemption (UML) it runs only when this
-		 * thread sleeps.  Time lookups on the table as it settles.
-		 */
-		msleep(500);
-
-		ps = bench_time(bench_decision, table, order, 0, &hits);
-		snprintf(name, sizeof(name), "decision_%u_peer_bound_ns", n);
-		bench_report(test, name, ps);
-		KUNIT_EXPECT_EQ(test, hits, BENCH_OPS);
-
-		ps = bench_time(bench_decision, table, order,
-				BENCH_UNBOUND_SHIFT, &hits);
-		snprintf(name, sizeof(name), "decision_%u_peer_unbound_ns", n);
-		bench_report(test, name, ps);
-		KUNIT_EXPECT_EQ(test, hits, 0);
-
-		/* one range bind too: misses in the hash search the tree */
-		KUNIT_ASSERT_EQ(test, cm_p2p_bind(table, BENCH_RANGE_SID,
-						  BENCH_RANGE_MASK,
-						  CM_P2P_MODE_PEER,
-						  GFP_KERNEL), 0);
-		ps = bench_time(bench_decision, table, order, 0, &hits);
-		snprintf(name, sizeof(name),
-			 "decision_%u_peer_bound_range_too_ns", n);
-		bench_report(test, name, ps);
-		KUNIT_EXPECT_EQ(test, hits, BENCH_OPS);
-		ps = bench_time(bench_decision, table, order,
-				BENCH_UNBOUND_SHIFT, &hits);
-		snprintf(name, sizeof(name),
-			 "decision_%u_peer_unbound_range_too_ns", n);
-		bench_report(test, name, ps);
-		KUNIT_EXPECT_EQ(test, hits, 0);
-		KUNIT_EXPECT_EQ(test, cm_p2p_unbind(table, BENCH_RANGE_SID,
-						    BENCH_RANGE_MASK,
-						    CM_P2P_MODE_PEER), 0);
-
-		bench_random_load(test, n, order);
-		vfree(order);
-		cm_p2p_table_free(table);
+		found = 0;
+		t = ktime_get_ns();
+		for (i = 0; i < BENCH_OPS; i++) {
+			bench_key(&key, match, i % n);
+			found += !!cm_peer_first(&idx, CM_PEER_WAITING, &key);
+		}
+		bench_report(test, "match_hit", n, ktime_get_ns() - t,
+			     BENCH_OPS);
+		KUNIT_EXPECT_EQ(test, BENCH_OPS, found);
+		found = 0;
+		t = ktime_get_ns();
+		for (i = 0; i < BENCH_OPS; i++) {
+			bench_key(&key, match, n + i % n);
+			found += !!cm_peer_first(&idx, CM_PEER_WAITING, &key);
+		}
+		bench_report(test, "match_miss", n, ktime_get_ns() - t,
+			     BENCH_OPS);
+		KUNIT_EXPECT_EQ(test, 0U, found);
+		for (i = 0; i < n; i++)
+			cm_peer_del(&idx, CM_PEER_WAITING, &e[i].held.entry);
 	}
+	vfree(e);
+}
+
+static void bench_hold_claim(struct kunit *test)
+{
+	struct bench_ent *e = vzalloc(sizeof(*e) * (BENCH_MAX + 1));
+	struct cm_peer_held *got;
+	struct cm_peer_index idx;
+	struct cm_peer_queue q;
+	unsigned int s, i, ok;
+	u64 t;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	for (s = 0; s < ARRAY_SIZE(bench_sizes); s++) {
+		u32 n = bench_sizes[s];
+		struct bench_ent *x = &e[BENCH_MAX];
+
+		cm_peer_index_init(&idx, BENCH_MATCH);
+		cm_peer_queue_init(&q, n + 1, 600000);
+		for (i = 0; i < n; i++) {
+			bench_key(&e[i].held.entry.key, e[i].match, i);
+			e[i].held.remote_comm_id = cpu_to_be32(i);
+			KUNIT_ASSERT_EQ(test, 0,
+					cm_peer_hold(&q, &idx, &e[i].held));
+		}
+		ok = 0;
+		t = ktime_get_ns();
+		for (i = 0; i < BENCH_OPS; i++) {
+			bench_key(&x->held.entry.key, x->match, n + i % n);
+			x->held.remote_comm_id = cpu_to_be32(n + i);
+			ok += !cm_peer_hold(&q, &idx, &x->held);
+			got = cm_peer_claim(&q, &idx, &x->held.entry.key);
+			ok += got == &x->held;
+		}
+		bench_report(test, "hold_claim", n, ktime_get_ns() - t,
+			     BENCH_OPS);
+		KUNIT_EXPECT_EQ(test, 2 * BENCH_OPS, ok);
+		for (i = 0; i < n; i++)
+			cm_peer_unhold(&q, &e[i].held);
+		KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
+	}
+	vfree(e);
+}
+
+/* What cm_find_listen() does for every REQ: an rb-tree of service IDs. */
+struct bench_sid {
+	struct rb_node node;
+	u64 sid;
+};
+
+static noinline struct bench_sid *bench_find_sid(struct rb_root *root,
+						 u64 sid)
+{
+	struct rb_node *node = root->rb_node;
+
+	while (node) {
+		struct bench_sid *cur = rb_entry(node, struct bench_sid, node);
+
+		if (sid < cur->sid)
+			node = node->rb_left;
+		else if (sid > cur->sid)
+			node = node->rb_right;
+		else
+			return cur;
+	}
+	return NULL;
+}
+
+static void bench_listen_lookup(struct kunit *test)
+{
+	struct bench_sid *e = vzalloc(sizeof(*e) * BENCH_MAX);
+	unsigned int s, i, found;
+	struct rb_root root;
+	u64 t;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	for (s = 0; s < ARRAY_SIZE(bench_sizes); s++) {
+		u32 n = bench_sizes[s];
+
+		root = RB_ROOT;
+		for (i = 0; i < n; i++) {
+			struct rb_node **link = &root.rb_node, *parent = NULL;
+
+			e[i].sid = 0x10000ULL * i + 7500;
+			while (*link) {
+				parent = *link;
+				link = e[i].sid < rb_entry(parent,
+							  struct bench_sid,
+							  node)->sid ?
+				       &parent->rb_left : &parent->rb_right;
+			}
+			rb_link_node(&e[i].node, parent, link);
+			rb_insert_color(&e[i].node, &root);
+		}
+		found = 0;
+		t = ktime_get_ns();
+		for (i = 0; i < BENCH_OPS; i++)
+			found += !!bench_find_sid(&root,
+						  0x10000ULL * (i % n) + 7500);
+		bench_report(test, "listen_lookup", n, ktime_get_ns() - t,
+			     BENCH_OPS);
+		KUNIT_EXPECT_EQ(test, BENCH_OPS, found);
+	}
+	vfree(e);
 }
 
 static struct kunit_case cm_p2p_bench_cases[] = {
-	KUNIT_CASE(p2p_bench_cs_decision),
-	KUNIT_CASE_SLOW(p2p_bench_lookup),
+	KUNIT_CASE_SLOW(bench_listen_lookup),
+	KUNIT_CASE_SLOW(bench_match),
+	KUNIT_CASE_SLOW(bench_hold_claim),
 	{}
 };
 

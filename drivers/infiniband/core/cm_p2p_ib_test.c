@@ -39,6 +39,9 @@ MODULE_PARM_DESC(dev, "RDMA device the cm_p2p_ib suite runs on");
 
 #define P2P_SID		0x0000000100f2f2f2ULL
 #define P2P_TIMEOUT	(10 * HZ)
+#define CM_P2P_TEST_MATCH_MAX	92	/* a REQ's private data */
+#define P2P_ID_LEN	8	/* match blob: the sender's service ID */
+#define P2P_NAME_LEN	16
 
 struct p2p_end {
 	struct kunit *test;
@@ -55,6 +58,10 @@ struct p2p_end {
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
 	int rej_reason;
+	/* identity: REQ private data and what the partner's REQ starts with */
+	u8 req_data[P2P_ID_LEN + P2P_NAME_LEN], match[P2P_ID_LEN];
+	bool has_match;
+	char peer_name[P2P_NAME_LEN];	/* from its REQ or REP */
 	/* data path */
 	struct ib_cqe send_cqe, recv_cqe;
 	u64 *send_buf, *recv_buf;
@@ -94,6 +101,8 @@ static int p2p_send_rep(struct p2p_end *e)
 		.initiator_depth = 1,
 		.flow_control = 1,
 		.rnr_retry_count = 7,
+		.private_data = e->name,
+		.private_data_len = strlen(e->name) + 1,
 	};
 	int ret;
 
@@ -112,6 +121,8 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 	switch (ev->event) {
 	case IB_CM_REQ_RECEIVED:
 		e->got_req = true;
+		memcpy(e->peer_name, (u8 *)ev->private_data + P2P_ID_LEN,
+		       P2P_NAME_LEN - 1);
 		e->req_on_own_id = ev->param.req_rcvd.listen_id == cm_id;
 		if (e->refuse_req) {
 			/* non-zero return: ib_cm destroys cm_id after us */
@@ -133,6 +144,7 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 		break;
 	case IB_CM_REP_RECEIVED:
 		e->got_rep = true;
+		memcpy(e->peer_name, ev->private_data, P2P_NAME_LEN - 1);
 		ret = p2p_modify(e, IB_QPS_RTR);
 		if (!ret)
 			ret = p2p_modify(e, IB_QPS_RTS);
@@ -359,7 +371,12 @@ static int p2p_peer_req(struct p2p_end *e, u64 sid)
 {
 	struct ib_cm_req_param req = p2p_req_param(e, sid);
 
-	return ib_send_cm_peer_req(e->cm_id, &req);
+	if (e->has_match) {
+		req.private_data = e->req_data;
+		req.private_data_len = sizeof(e->req_data);
+	}
+	return ib_send_cm_peer_req(e->cm_id, &req,
+				   e->has_match ? e->match : NULL);
 }
 
 static void p2p_wait(struct p2p_end *e)
@@ -473,7 +490,7 @@ static void p2p_ib_collision(struct kunit *test)
 static void p2p_hold_at(struct kunit *test, struct p2p_end *a,
 			struct p2p_end *b, u64 sid)
 {
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id, cpu_to_be64(sid)));
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id, cpu_to_be64(sid), 0));
 	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
 	msleep(200);
 }
@@ -495,45 +512,119 @@ static void p2p_ib_early_req(struct kunit *test)
 	p2p_exchange(test, a, b);
 }
 
-/* Mode conflicts between peers and listeners are refused. */
+/*
+ * @e binds @sid, sends its REQ to @peer_sid and takes only the REQ that
+ * starts with @peer_sid: the identity the ranks of an MPI job have (one
+ * port each, a connection to every other rank).
+ */
+static void p2p_identity(struct kunit *test, struct p2p_end *e, u64 sid,
+			 u64 peer_sid, const char *name)
+{
+	__be64 own = cpu_to_be64(sid), other = cpu_to_be64(peer_sid);
+
+	e->name = name;
+	memcpy(e->req_data, &own, P2P_ID_LEN);
+	strscpy(e->req_data + P2P_ID_LEN, name, P2P_NAME_LEN);
+	memcpy(e->match, &other, P2P_ID_LEN);
+	e->has_match = true;
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(e->cm_id, own, P2P_ID_LEN));
+}
+
+/*
+ * Eight ids share one service ID; each connects to its own partner, all
+ * REQs sent at once: every connection reaches the right partner, checked
+ * by the names each end sends and by a SEND each way.
+ */
+#define P2P_SHARED	8
+static void p2p_ib_shared_sid(struct kunit *test)
+{
+	struct p2p_end *l[P2P_SHARED], *r[P2P_SHARED];
+	u64 port = P2P_SID + 0x100;
+	char *names;
+	int j;
+
+	names = kunit_kzalloc(test, 2 * P2P_SHARED * P2P_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, names);
+	for (j = 0; j < P2P_SHARED; j++) {
+		char *ln = names + 2 * j * P2P_NAME_LEN;
+		char *rn = ln + P2P_NAME_LEN;
+
+		snprintf(ln, P2P_NAME_LEN, "l%d", j);
+		snprintf(rn, P2P_NAME_LEN, "r%d", j);
+		l[j] = p2p_end_create(test, ln);
+		r[j] = p2p_end_create(test, rn);
+		p2p_identity(test, l[j], port, port + 1 + j, ln);
+		p2p_identity(test, r[j], port + 1 + j, port, rn);
+	}
+	/* l's in one order, r's in the other: collisions and holds mixed */
+	for (j = 0; j < P2P_SHARED; j++) {
+		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(l[j], port + 1 + j));
+		KUNIT_ASSERT_EQ(test, 0,
+				p2p_peer_req(r[P2P_SHARED - 1 - j], port));
+	}
+	for (j = 0; j < P2P_SHARED; j++) {
+		p2p_wait(l[j]);
+		p2p_wait(r[j]);
+	}
+	for (j = 0; j < P2P_SHARED; j++) {
+		p2p_expect_one_connection(test, l[j], r[j]);
+		KUNIT_EXPECT_STREQ(test, l[j]->peer_name, r[j]->name);
+		KUNIT_EXPECT_STREQ(test, r[j]->peer_name, l[j]->name);
+		p2p_exchange(test, l[j], r[j]);
+	}
+}
+
+/* Listens and peer binds of one service ID refuse each other. */
 static void p2p_ib_conflicts(struct kunit *test)
 {
 	struct p2p_end *a = p2p_end_create(test, "a");
 	struct p2p_end *b = p2p_end_create(test, "b");
 	struct ib_cm_id *listen;
-	struct ib_cm_req_param req;
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 2)));
+						 cpu_to_be64(P2P_SID + 2), 0));
 	KUNIT_EXPECT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 2)));
+						 cpu_to_be64(P2P_SID + 2), 0));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 3)));
-	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 3), 0));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 2), 4));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			ib_cm_peer_bind(b->cm_id, cpu_to_be64(P2P_SID + 2), 4));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			ib_cm_peer_bind(b->cm_id, cpu_to_be64(P2P_SID + 3),
+					CM_P2P_TEST_MATCH_MAX + 1));
+	KUNIT_EXPECT_EQ(test, -EBUSY,
 			ib_cm_listen(b->cm_id, cpu_to_be64(P2P_SID + 2)));
 	listen = ib_cm_insert_listen(b->dev, p2p_cm_handler,
 				     cpu_to_be64(P2P_SID + 2));
-	KUNIT_EXPECT_EQ(test, -EADDRINUSE, PTR_ERR_OR_ZERO(listen));
+	KUNIT_EXPECT_TRUE(test, IS_ERR(listen));
 	if (!IS_ERR(listen))
 		ib_destroy_cm_id(listen);
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_listen(b->cm_id,
 					      cpu_to_be64(P2P_SID + 4)));
-	req = p2p_req_param(a, P2P_SID + 4);
-	KUNIT_EXPECT_EQ(test, -EINVAL, ib_send_cm_peer_req(a->cm_id, &req));
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = ib_create_cm_id(a->dev, p2p_cm_handler, a);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a->cm_id));
 	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
-			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 4)));
+			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 4), 0));
+	/* a match blob is required once the bind has one */
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
+						 cpu_to_be64(P2P_SID + 6), 4));
+	KUNIT_EXPECT_EQ(test, -EINVAL, p2p_peer_req(a, P2P_SID + 6));
+	KUNIT_EXPECT_EQ(test, IB_CM_IDLE, a->cm_id->state);
 	/* the peer bind went away with its id: the SID is free again */
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = ib_create_cm_id(a->dev, p2p_cm_handler, a);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a->cm_id));
 	ib_destroy_cm_id(b->cm_id);
 	b->cm_id = ib_create_cm_id(b->dev, p2p_cm_handler, b);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(b->cm_id));
 	KUNIT_EXPECT_EQ(test, 0, ib_cm_listen(b->cm_id,
 					      cpu_to_be64(P2P_SID + 2)));
 	KUNIT_EXPECT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 4)));
+						 cpu_to_be64(P2P_SID + 4), 0));
 }
 
 /* One end goes away mid-collision: the other fails cleanly. */
@@ -673,6 +764,7 @@ static void p2p_teardown_held_during_hold(struct kunit *test)
 static struct kunit_case cm_p2p_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_ib_collision),
 	KUNIT_CASE_SLOW(p2p_ib_early_req),
+	KUNIT_CASE_SLOW(p2p_ib_shared_sid),
 	KUNIT_CASE_SLOW(p2p_ib_conflicts),
 	KUNIT_CASE_SLOW(p2p_ib_destroy_during_collision),
 	KUNIT_CASE_SLOW(p2p_ib_client_server),
@@ -1081,7 +1173,7 @@ static void p2p_fuzz_flood(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
 	prandom_seed_state(&f->rnd, 42);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
-						 cpu_to_be64(P2P_FUZZ_SID)));
+						 cpu_to_be64(P2P_FUZZ_SID), 0));
 
 	held0 = p2p_counter(test, "cm_p2p/held");
 	refused0 = p2p_counter(test, "cm_p2p/refused");
@@ -1141,7 +1233,7 @@ static void p2p_fuzz_req(struct kunit *test)
 	kunit_info(test, "seed %u, %u cases\n", seed, p2p_fuzz_cases);
 	prandom_seed_state(&f->rnd, seed);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
-						 cpu_to_be64(P2P_FUZZ_SID)));
+						 cpu_to_be64(P2P_FUZZ_SID), 0));
 	for (i = 0; i < p2p_fuzz_cases; i++) {
 		p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID);
 		for (m = 1 + prandom_u32_state(&f->rnd) % 4; m; m--)
@@ -1495,7 +1587,7 @@ static void p2p_race_claim_vs_hold(struct kunit *test)
 		struct p2p_race r = { .e = b, .sid = P2P_RACE_SID + i };
 
 		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-							 cpu_to_be64(r.sid)));
+							 cpu_to_be64(r.sid), 0));
 		p2p_race_start(&r);
 		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, r.sid));
 		p2p_race_finish(&r);
@@ -1577,7 +1669,7 @@ static void p2p_race_rej_vs_hold(struct kunit *test)
 		unsigned long deadline, base;
 
 		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-							 cpu_to_be64(sid)));
+							 cpu_to_be64(sid), 0));
 		cm_p2p_fault_clear();
 		if (i & 1)
 			p2p_race_rule(test, CM_P2P_FAULT_REORDER,

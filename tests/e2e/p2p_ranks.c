@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * p2p_ranks: one rank of an MPI-style job, with stock librdmacm.
+ *
+ * The rank has ONE address and port (--local, --port) and connects to every
+ * --peer IP:PORT:NAME at once, each through its own rdma_cm id bound to
+ * that same port (RDMA_OPTION_ID_REUSEADDR) with
+ * RDMA_OPTION_ID_PEER_TO_PEER set: no listener, no roles, the peers start
+ * at the same moment (--start-ms, the hosts' clocks agree).  Each end puts
+ * its name in the connect's private data and SENDs it once connected; each
+ * checks that both name the peer it connected to.  --rounds repeats it,
+ * --round-ms apart.
+ *
+ * Prints one line per connection and round:
+ *   conn ROUND ME PEER ok ROLE     (ROLE: pdata came from a REQ or a REP)
+ *   conn ROUND ME PEER FAIL REASON
+ * Exit status: 0 when every connection of every round was ok, 1 otherwise,
+ * 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#ifndef RDMA_OPTION_ID_PEER_TO_PEER
+#define RDMA_OPTION_ID_PEER_TO_PEER 4	/* include/uapi/rdma/rdma_user_cm.h */
+#endif
+
+#define MAX_PEERS	64
+#define NAME_LEN	32
+
+struct peer {
+	char ip[64], name[NAME_LEN];
+	int port;
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	char send[NAME_LEN], recv[NAME_LEN];
+	int established, sent, received, done, disconnected;
+	const char *fail;
+	char why[96];
+};
+
+static struct {
+	const char *local, *name;
+	int port, npeers, rounds, round_ms, timeout_ms;
+	long long start_ms;
+} o = { .rounds = 1, .round_ms = 10000, .timeout_ms = 20000 };
+
+static struct peer peers[MAX_PEERS];
+static struct rdma_event_channel *ch;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", o.name, what, strerror(errno));
+	exit(1);
+}
+
+static void addr_of(const char *ip, int port, struct sockaddr_in *sin)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (inet_pton(AF_INET, ip, &sin->sin_addr) != 1) {
+		fprintf(stderr, "bad address %s\n", ip);
+		exit(2);
+	}
+}
+
+static void peer_fail(struct peer *p, const char *fmt, const char *arg)
+{
+	if (p->done)
+		return;
+	snprintf(p->why, sizeof(p->why), fmt, arg);
+	p->fail = p->why;
+	p->done = 1;
+}
+
+/* Wait for @want on @p's id during set-up (nothing else is outstanding). */
+static int setup_event(struct peer *p, enum rdma_cm_event_type want)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int ok;
+
+	if (poll(&pfd, 1, o.timeout_ms) != 1 || rdma_get_cm_event(ch, &ev)) {
+		peer_fail(p, "no %s", rdma_event_str(want));
+		return -1;
+	}
+	ok = ev->id == p->id && ev->event == want;
+	if (!ok)
+		peer_fail(p, "set-up: %s", rdma_event_str(ev->event));
+	rdma_ack_cm_event(ev);
+	return ok ? 0 : -1;
+}
+
+static int setup_peer(struct peer *p)
+{
+	struct ibv_qp_init_attr qpa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.send_cq = cq, .recv_cq = cq,
+	};
+	struct sockaddr_in src, dst;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	int one = 1;
+
+	addr_of(o.local, o.port, &src);
+	addr_of(p->ip, p->port, &dst);
+	if (rdma_create_id(ch, &p->id, p, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (rdma_set_option(p->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR,
+			    &one, sizeof(one)))
+		die("REUSEADDR");
+	if (rdma_bind_addr(p->id, (struct sockaddr *)&src)) {
+		peer_fail(p, "rdma_bind_addr: %s", strerror(errno));
+		return -1;
+	}
+	if (rdma_resolve_addr(p->id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst, 2000) ||
+	    setup_event(p, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+	    rdma_resolve_route(p->id, 2000) ||
+	    setup_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED))
+		return p->done ? -1 : (peer_fail(p, "resolve: %s",
+						 strerror(errno)), -1);
+	if (rdma_set_option(p->id, RDMA_OPTION_ID,
+			    RDMA_OPTION_ID_PEER_TO_PEER, &one, sizeof(one))) {
+		peer_fail(p, "PEER_TO_PEER: %s", strerror(errno));
+		return -1;
+	}
+	if (!pd) {
+		pd = ibv_alloc_pd(p->id->verbs);
+		cq = pd ? ibv_create_cq(p->id->verbs, 4 * MAX_PEERS, NULL,
+					NULL, 0) : NULL;
+		if (!cq)
+			die("ibv_alloc_pd/create_cq");
+		qpa.send_cq = cq;
+		qpa.recv_cq = cq;
+	}
+	if (rdma_create_qp(p->id, pd, &qpa))
+		die("rdma_create_qp");
+	p->mr = ibv_reg_mr(pd, p->send, 2 * NAME_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr)
+		die("ibv_reg_mr");
+	sge = (struct ibv_sge){ .addr = (uintptr_t)p->recv,
+				.length = NAME_LEN, .lkey = p->mr->lkey };
+	wr.wr_id = (uintptr_t)p;
+	if (ibv_post_recv(p->id->qp, &wr, &bad))
+		die("ibv_post_recv");
+	return 0;
+}
+
+static void send_name(struct peer *p)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->send,
+			       .length = NAME_LEN, .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = (uintptr_t)p, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	if (ibv_post_send(p->id->qp, &wr, &bad))
+		peer_fail(p, "ibv_post_send: %s", strerror(errno));
+}
+
+static void on_wc(struct ibv_wc *wc)
+{
+	struct peer *p = (struct peer *)(uintptr_t)wc->wr_id;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		peer_fail(p, "completion: %s", ibv_wc_status_str(wc->status));
+		return;
+	}
+	if (wc->opcode & IBV_WC_RECV) {
+		p->received = 1;
+		if (strncmp(p->recv, p->name, NAME_LEN))
+			peer_fail(p, "SEND came from %s", p->recv);
+	} else {
+		p->sent = 1;
+	}
+	if (p->sent && p->received && !p->done)
+		p->done = 1;
+}
+
+static void poll_wcs(void)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
+		for (i = 0; i < n; i++)
+			on_wc(&wc[i]);
+}
+
+static void on_event(struct rdma_cm_event *ev)
+{
+	struct peer *p = ev->id->context;
+	const char *got = ev->param.conn.private_data;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		p->established = 1;
+		if (!got || ev->param.conn.private_data_len < NAME_LEN ||
+		    strncmp(got, p->name, NAME_LEN)) {
+			char seen[NAME_LEN + 1] = "";
+
+			if (got)
+				memcpy(seen, got, NAME_LEN);
+			peer_fail(p, "connected to %s", seen);
+			break;
+		}
+		send_name(p);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* the peer is done: what it sent is in our CQ before this */
+		p->disconnected = 1;
+		poll_wcs();
+		if (!p->done)
+			peer_fail(p, "%s", "disconnected early");
+		break;
+	default:
+		peer_fail(p, "%s", rdma_event_str(ev->event));
+		break;
+	}
+}
+
+/* Connect to every peer at the start time; wait for all outcomes. */
+static int run_round(int round, double start)
+{
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int i, left, failed = 0;
+	double deadline;
+
+	for (i = 0; i < o.npeers; i++) {
+		struct peer *p = &peers[i];
+
+		p->established = 0;
+		p->sent = 0;
+		p->received = 0;
+		p->done = 0;
+		p->disconnected = 0;
+		p->fail = NULL;
+		snprintf(p->send, NAME_LEN, "%s", o.name);
+		memset(p->recv, 0, NAME_LEN);
+		setup_peer(p);
+	}
+	if (now_ms() > start)
+		fprintf(stderr, "%s: set-up ended %.0f ms late\n", o.name,
+			now_ms() - start);
+	while (now_ms() < start)
+		usleep(1000);
+	cp.private_data = peers[0].send;
+	cp.private_data_len = NAME_LEN;
+	for (i = 0; i < o.npeers; i++)
+		if (!peers[i].done && rdma_connect(peers[i].id, &cp))
+			peer_fail(&peers[i], "rdma_connect: %s",
+				  strerror(errno));
+	deadline = now_ms() + o.timeout_ms;
+	for (;;) {
+		for (left = 0, i = 0; i < o.npeers; i++)
+			left += !peers[i].done;
+		if (!left || now_ms() > deadline)
+			break;
+		poll_wcs();
+		if (poll(&pfd, 1, 1) == 1 && !rdma_get_cm_event(ch, &ev)) {
+			on_event(ev);
+			rdma_ack_cm_event(ev);
+		}
+	}
+	for (i = 0; i < o.npeers; i++) {
+		struct peer *p = &peers[i];
+
+		if (!p->done)
+			peer_fail(p, "%s", p->established ?
+				  "no SEND in time" : "not connected in time");
+		if (p->fail)
+			failed++;
+		printf("conn %d %s %s %s %s\n", round, o.name, p->name,
+		       p->fail ? "FAIL" : "ok", p->fail ? p->fail : "");
+	}
+	/* a clean end for the next round: disconnect, then destroy */
+	for (i = 0; i < o.npeers; i++)
+		if (peers[i].established)
+			rdma_disconnect(peers[i].id);
+	deadline = now_ms() + 3000;
+	while (now_ms() < deadline) {
+		for (left = 0, i = 0; i < o.npeers; i++)
+			left += peers[i].established && !peers[i].disconnected;
+		if (!left || poll(&pfd, 1, 10) != 1 ||
+		    rdma_get_cm_event(ch, &ev))
+			continue;
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
+			((struct peer *)ev->id->context)->disconnected = 1;
+		rdma_ack_cm_event(ev);
+	}
+	for (i = 0; i < o.npeers; i++) {
+		struct peer *p = &peers[i];
+
+		if (p->id && p->id->qp)
+			rdma_destroy_qp(p->id);
+		if (p->mr)
+			ibv_dereg_mr(p->mr);
+		p->mr = NULL;
+		if (p->id)
+			rdma_destroy_id(p->id);
+		p->id = NULL;
+	}
+	return failed;
+}
+
+static void print_usage(void)
+{
+	fprintf(stderr,
+		"usage: p2p_ranks --local IP --port N --name S\n"
+		"       --peer IP:PORT:NAME [--peer ...] --start-ms EPOCH_MS\n"
+		"       [--rounds N] [--round-ms N] [--timeout-ms N]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "local", 1, 0, 'l' }, { "port", 1, 0, 'p' },
+		{ "name", 1, 0, 'n' }, { "peer", 1, 0, 'P' },
+		{ "start-ms", 1, 0, 's' }, { "rounds", 1, 0, 'r' },
+		{ "round-ms", 1, 0, 'R' }, { "timeout-ms", 1, 0, 't' },
+		{ 0 },
+	};
+	int c, r, failed = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		struct peer *p = &peers[o.npeers];
+
+		switch (c) {
+		case 'l':
+			o.local = optarg;
+			break;
+		case 'p':
+			o.port = atoi(optarg);
+			break;
+		case 'n':
+			o.name = optarg;
+			break;
+		case 's':
+			o.start_ms = atoll(optarg);
+			break;
+		case 'r':
+			o.rounds = atoi(optarg);
+			break;
+		case 'R':
+			o.round_ms = atoi(optarg);
+			break;
+		case 't':
+			o.timeout_ms = atoi(optarg);
+			break;
+		case 'P':
+			if (o.npeers == MAX_PEERS ||
+			    sscanf(optarg, "%63[^:]:%d:%31s", p->ip, &p->port,
+				   p->name) != 3)
+				print_usage();
+			o.npeers++;
+			break;
+		default:
+			print_usage();
+		}
+	}
+	if (!o.local || !o.port || !o.name || !o.npeers || !o.start_ms ||
+	    strlen(o.name) >= NAME_LEN)
+		print_usage();
+	ch = rdma_create_event_channel();
+	if (!ch)
+		die("rdma_create_event_channel");
+	for (r = 0; r < o.rounds; r++)
+		failed += run_round(r, o.start_ms + (double)r * o.round_ms);
+	return failed ? 1 : 0;
+}
