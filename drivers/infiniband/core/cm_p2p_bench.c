@@ -44,12 +44,12 @@ static void bench_key(struct cm_peer_key *key, u8 *match, u32 i)
 	memset(match, 0, BENCH_MATCH);
 	match[0] = 0x00;		/* version */
 	match[1] = 0x40;		/* IPv4 */
-	match[2] = 0x1d;		/* port 7500 + i % 4096 */
-	match[3] = i % 4096;
-	match[16] = 198;		/* 198.18.i */
+	match[2] = 0x1d + (i >> 8) % 16; /* port 7424 + i % 4096 */
+	match[3] = i;
+	match[16] = 198;		/* 198.18.x.y, i / 4096 */
 	match[17] = 18;
-	match[18] = i >> 12;
-	match[19] = i >> 20;
+	match[18] = i >> 20;
+	match[19] = i >> 12;
 	key->match = match;
 }
 
