@@ -164,19 +164,29 @@ check("oneside_rejected_cleanly",
       f"(a: {alog.strip().splitlines()[-1] if alog.strip() else '-'};"
       f" b expired={delta('b', 'oneside', 'expired')})")
 
-# 4. stock client/server rping between the hosts: the client ends well
-#    and both ends saw all 5 pings.  The server's exit status is reported
-#    but not required: rping's server exits 255 when the client's
-#    disconnect flushes its receive queue before it saw DISCONNECTED (a
-#    teardown race of rping itself, seen once in CI after 5/5 pings).
+# 4. stock client/server rping between the hosts: both ends saw all 5
+#    pings and the client ends well.  Exit statuses of rping's own
+#    teardown races are reported but not failed on: its server exits 255
+#    when the client's disconnect flushes its receive queue before it saw
+#    DISCONNECTED, and its cm_thread, never joined, exits 255 with
+#    "rdma_get_cm_event: Bad file descriptor" when main() has closed the
+#    event channel under it (EBADF can only come from user space closing
+#    the fd).  Each seen once in CI, after 5/5 pings.
 srv, cli = read("a", "rping.log"), read("b", "rping.log")
 pings_srv = len(re.findall(r"server ping data: rdma-ping-\d", srv))
 pings_cli = len(re.findall(r"^ping data: rdma-ping-\d", cli, re.M))
-ok = rc("b", "rping") == 0 and pings_srv == 5 and pings_cli == 5
+cli_other = [ln for ln in cli.splitlines()
+             if ln and not ln.startswith("ping data: ") and
+             ln != "client DISCONNECT EVENT..."]
+cli_ok = rc("b", "rping") == 0 or (
+    rc("b", "rping") == 255 and
+    cli_other == ["rdma_get_cm_event: Bad file descriptor"] and
+    "client DISCONNECT EVENT..." in cli)
+ok = cli_ok and pings_srv == 5 and pings_cli == 5
 check("rping_client_server", ok,
       f"(rc server={rc('a', 'rping')} client={rc('b', 'rping')}, "
       f"pings server={pings_srv} client={pings_cli})")
-if not ok or rc("a", "rping") != 0:
+if not ok or rc("a", "rping") != 0 or rc("b", "rping") != 0:
     for host, text in (("a", srv), ("b", cli)):
         for line in text.strip().splitlines()[-6:]:
             report.append(f"     {host}/rping.log: {line}")
