@@ -132,7 +132,7 @@ def fmt(v, unit=''):
 
 def main():
     bdir = sys.argv[1]
-    result = {'conditions': {}, 'pair': {}, 'storm': {}, 'hotpath': {}}
+    result = {'conditions': {}, 'pair': {}, 'storm': {}}
     for host in ('a', 'b'):
         p = os.path.join(bdir, host, 'conditions.txt')
         if os.path.exists(p):
@@ -163,12 +163,8 @@ def main():
         s['pairs'] = npairs
         s['peer/wa total'] = ratio(s['peer']['total_ms'], s['wa']['total_ms'])
         result['storm'][str(n)] = s
-    hp = os.path.join(bdir, 'hotpath.txt')
-    if os.path.exists(hp):
-        for line in open(hp):
-            parts = line.split()
-            if len(parts) == 3:
-                result['hotpath'][parts[1]] = float(parts[2])
+    for name in ('hotpath', 'reqpath'):
+        result[name] = read_bench_lines(os.path.join(bdir, name + '.txt'))
 
     with open(os.path.join(bdir, 'bench.json'), 'w') as f:
         json.dump(result, f, indent=1)
@@ -215,11 +211,28 @@ def main():
         md += ['Hot path (KUnit cm_p2p_bench, ns per call):', '',
                '| case | ns |', '|---|---|']
         md += ['| %s | %.2f |' % kv for kv in result['hotpath'].items()]
+        md.append('')
+    if result['reqpath']:
+        md += ['REQ path (KUnit cm_p2p_req_bench, ns per inbound REQ; '
+               'ratio = (case - drop) / (cs - drop), the CM\'s share):',
+               '', '| case | ns or ratio |', '|---|---|']
+        md += ['| %s | %.2f |' % kv for kv in result['reqpath'].items()]
     text = '\n'.join(md) + '\n'
     with open(os.path.join(bdir, 'summary.md'), 'w') as f:
         f.write(text)
     print(text)
     plot(bdir, rows)
+
+
+def read_bench_lines(path):
+    """'bench: <name> n=<n> <value>' lines -> {'<name> n=<n>': value}"""
+    out = {}
+    if os.path.exists(path):
+        for line in open(path):
+            parts = line.split()
+            if len(parts) == 4 and parts[0] == 'bench:':
+                out['%s %s' % (parts[1], parts[2])] = float(parts[3])
+    return out
 
 
 def plot(bdir, rows):

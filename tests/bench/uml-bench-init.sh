@@ -11,7 +11,9 @@
 #  1. single pair, one endpoint per host: BENCH_ROUNDS rounds of each of
 #     peer, cs, wa;
 #  2. storm: for each N in BENCH_STORM, N endpoints (host a runs the even
-#     ones, b the odd ones), every pair connects once, peer then wa.
+#     ones, b the odd ones), every pair connects once, peer then wa;
+#  3. host a alone: KUnit suite cm_p2p_req_bench (BENCH_ONLY=reqpath: only
+#     this).
 #
 # Each run starts at a time agreed through P2P_SYNC; the CM counters of
 # rxe0 are saved around it.
@@ -40,7 +42,10 @@ base_args=(--hosts 198.18.0.1,198.18.0.2)
 uname -a >"$out/conditions.txt"
 grep -m1 'model name' /proc/cpuinfo >>"$out/conditions.txt"
 
+# BENCH_ONLY=reqpath: only the REQ path suite (step 3), on host a
+[ "${BENCH_ONLY:-}" = reqpath ] && BENCH_ROUNDS=0 && BENCH_STORM=
 for mode in peer cs wa; do
+	[ "${BENCH_ROUNDS:-200}" -gt 0 ] || break
 	run=pair-$mode
 	start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
 	uml_counters >"$out/$run.before"
@@ -55,7 +60,7 @@ done
 # storm endpoints: one address (so one GID) each, endpoint k at
 # 198.18.1.(k+1), even ones on host a, odd ones on b, in one /16 with the
 # hosts' own addresses
-IFS=, read -r -a storm <<<"${BENCH_STORM:-4,8,16,32}"
+IFS=, read -r -a storm <<<"${BENCH_STORM-4,8,16,32}"
 max=0
 for n in "${storm[@]}"; do [ "$n" -gt $max ] && max=$n; done
 for ((k = hidx; k < max; k += 2)); do
@@ -92,4 +97,12 @@ for n in "${storm[@]}"; do
 done
 
 uml_barrier "$sync_dir" "$me" "$other" done 0 >/dev/null
+
+# 3. the CM's cost per inbound REQ (KUnit cm_p2p_req_bench, over rxe0 in
+#    loopback; host b is done by then)
+suite=/sys/kernel/debug/kunit/cm_p2p_req_bench
+if [ "$me" = a ] && [ -w "$suite/run" ]; then
+	echo 1 >"$suite/run"
+	cat "$suite/results" >"$out/ktap-req-bench.txt"
+fi
 uml_finish "$out"

@@ -1744,6 +1744,332 @@ static struct kunit_suite cm_p2p_race_test_suite = {
 };
 
 kunit_test_suite(cm_p2p_race_test_suite);
+
+#ifdef CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH
+/*
+ * Suite cm_p2p_req_bench (benchmark kernels only): what an inbound REQ
+ * costs the CM on its whole path (MAD receive, work queue,
+ * cm_req_handler()), client/server against peer with one and with many
+ * peer ids waiting (25k: each holds its REQ's MAD and address handle, and
+ * rxe has 32k AHs a device) or REQs held (100k).  The fuzz suite's MAD
+ * agent sends the REQs to
+ * our own port; a run is timed from its first send until the CM counted
+ * its last REQ.  The same REQs dropped on receipt by a fault rule time
+ * the sender and the device alone, which is subtracted.
+ *
+ *  - cs: to a listener whose handler refuses (the CM sends a REJ);
+ *  - peer_match: each matches one of n waiting ids (their own REQs were
+ *    dropped) and loses the arbitration (CA GUID 1): the CM discards it;
+ *  - peer_hold: matches no waiting id and is held (an MRA goes out), with
+ *    n REQs held already;
+ *  - cs_loaded: client/server again, beside both peer populations.
+ *
+ * Lines "bench: req_<case> n=<n> <ns per REQ>" and "bench: ratio_<case>
+ * n=<n> <the CM's share against cs's>", medians (p2p_bench_case()).
+ */
+#define P2P_BENCH_SID_CS	(P2P_SID + 0x20000)
+#define P2P_BENCH_SID_PEER	(P2P_SID + 0x20001)
+#define P2P_BENCH_SID_HOLD	(P2P_SID + 0x20002)
+#define P2P_BENCH_MATCH		36
+#define P2P_BENCH_WAIT		25000
+#define P2P_BENCH_HELD_N	100000
+#define P2P_BENCH_REQS		10000
+#define P2P_BENCH_REPS		5
+
+enum p2p_bench_kind { P2P_BENCH_DROP, P2P_BENCH_CS, P2P_BENCH_MATCHED,
+		      P2P_BENCH_HELD };
+
+struct p2p_bench {
+	struct kunit *test;
+	struct p2p_fuzz *f;
+	struct ib_cm_id *cs, *hold, **ids;
+	unsigned int nids;
+	u32 seq;		/* comm ID and QPN of the next REQ */
+	u32 next_blob;		/* first blob no REQ has carried */
+	atomic_t refused;
+	unsigned long max_held, max_age;
+};
+
+static int p2p_bench_handler(struct ib_cm_id *cm_id,
+			     const struct ib_cm_event *ev)
+{
+	struct p2p_bench *b = cm_id->context;
+
+	if (ev->event != IB_CM_REQ_RECEIVED)
+		return 0;
+	atomic_inc(&b->refused);
+	return -ECONNREFUSED;	/* the CM rejects and destroys cm_id */
+}
+
+/* Match blob @i: a cma_hdr-like remote address and port. */
+static void p2p_bench_blob(u8 *blob, u32 i)
+{
+	memset(blob, 0, P2P_BENCH_MATCH);
+	blob[1] = 0x40;
+	put_unaligned_be16(7000 + i % 1000, &blob[2]);
+	put_unaligned_be32(i, &blob[16]);
+}
+
+static void p2p_write_ulong(struct kunit *test, const char *name,
+			    unsigned long val)
+{
+	char path[96], buf[24];
+	struct file *file;
+	loff_t pos = 0;
+
+	snprintf(path, sizeof(path), P2P_PARAM, name);
+	snprintf(buf, sizeof(buf), "%lu\n", val);
+	file = filp_open(path, O_WRONLY, 0);
+	if (IS_ERR(file)) {
+		KUNIT_FAIL(test, "cannot open %s", path);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, (ssize_t)strlen(buf),
+			kernel_write(file, buf, strlen(buf), &pos));
+	fput(file);
+}
+
+/* Destroy the waiting ids and the holder (it rejects what it holds). */
+static void p2p_bench_unpopulate(struct p2p_bench *b)
+{
+	while (b->nids)
+		ib_destroy_cm_id(b->ids[--b->nids]);
+	if (b->hold)
+		ib_destroy_cm_id(b->hold);
+	b->hold = NULL;
+}
+
+static void p2p_bench_release(void *data)
+{
+	struct p2p_bench *b = data;
+
+	cm_p2p_fault_clear();
+	p2p_bench_unpopulate(b);
+	kvfree(b->ids);
+	if (b->cs)
+		ib_destroy_cm_id(b->cs);
+	p2p_write_ulong(b->test, "p2p_rdv_max_held", b->max_held);
+	p2p_write_ulong(b->test, "p2p_rdv_max_age_ms", b->max_age);
+}
+
+/* How many REQs of a kind the CM got through so far. */
+static unsigned long p2p_bench_done(struct p2p_bench *b,
+				    enum p2p_bench_kind kind)
+{
+	switch (kind) {
+	case P2P_BENCH_DROP:
+		return cm_p2p_fault_hits();
+	case P2P_BENCH_CS:
+		return atomic_read(&b->refused);
+	case P2P_BENCH_MATCHED:
+		return p2p_counter(b->test, "cm_p2p/stayed_active");
+	default:
+		return p2p_counter(b->test, "cm_p2p/held");
+	}
+}
+
+/*
+ * Send @m REQs for @sid, carrying blob first + k % mod (none if !mod),
+ * and wait until the CM got through them; returns the ns it took.
+ */
+static u64 p2p_bench_send(struct p2p_bench *b, enum p2p_bench_kind kind,
+			  u64 sid, u32 m, u32 first, u32 mod)
+{
+	unsigned long base = p2p_bench_done(b, kind);
+	unsigned long deadline;
+	struct cm_req_msg req;
+	u64 t0 = ktime_get_ns();
+	u32 k;
+
+	for (k = 0; k < m; k++) {
+		p2p_fuzz_base_req(b->f, &req, sid);
+		/* from our port, a CA GUID below ours: we stay active */
+		*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, &req) =
+			b->f->end->sgid_attr->gid;
+		IBA_SET(CM_REQ_LOCAL_CA_GUID, &req, 1);
+		/* distinct, so that no REQ is taken for a stale one */
+		b->seq++;
+		IBA_SET(CM_REQ_LOCAL_COMM_ID, &req, b->seq);
+		IBA_SET(CM_REQ_LOCAL_QPN, &req, b->seq & 0xffffff);
+		if (mod)
+			p2p_bench_blob(IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA,
+						       &req), first + k % mod);
+		KUNIT_ASSERT_EQ(b->test, 0, p2p_fuzz_send(b->f, &req));
+	}
+	deadline = jiffies + 120 * HZ;
+	while (p2p_bench_done(b, kind) - base < m) {
+		KUNIT_ASSERT_TRUE_MSG(b->test, time_before(jiffies, deadline),
+				      "the CM got through %lu of %u REQs",
+				      p2p_bench_done(b, kind) - base, m);
+		usleep_range(200, 400);
+	}
+	return ktime_get_ns() - t0;
+}
+
+/* One run of P2P_BENCH_REQS REQs of @kind, in ns per REQ. */
+static u64 p2p_bench_run(struct p2p_bench *b, enum p2p_bench_kind kind,
+			 u64 sid, u32 n)
+{
+	u32 first = 0, mod = 0;
+	u64 ns;
+
+	if (kind == P2P_BENCH_DROP)
+		KUNIT_ASSERT_EQ(b->test, 0,
+				cm_p2p_fault_add(CM_P2P_FAULT_DROP,
+						 CM_REQ_ATTR_ID, 0,
+						 P2P_BENCH_REQS, 0));
+	if (kind == P2P_BENCH_MATCHED) {
+		mod = n;	/* the blobs of the waiting ids */
+	} else if (kind == P2P_BENCH_HELD) {
+		first = b->next_blob;	/* blobs nobody waits for */
+		mod = U32_MAX;
+		b->next_blob += P2P_BENCH_REQS;
+	}
+	ns = p2p_bench_send(b, kind, sid, P2P_BENCH_REQS, first, mod);
+	cm_p2p_fault_clear();
+	return div_u64(ns, P2P_BENCH_REQS);
+}
+
+static u64 p2p_bench_median(u64 *t)
+{
+	unsigned int i, j;
+
+	for (i = 1; i < P2P_BENCH_REPS; i++)
+		for (j = i; j && t[j - 1] > t[j]; j--)
+			swap(t[j - 1], t[j]);
+	return t[P2P_BENCH_REPS / 2];
+}
+
+/*
+ * P2P_BENCH_REPS rounds of (drop, cs, @kind) back to back, so that each
+ * ratio compares runs under the same conditions (UML's speed drifts):
+ * reports the medians of the case's ns per REQ and of its CM share
+ * against cs's, (case - drop) / (cs - drop), in hundredths.
+ */
+static void p2p_bench_case(struct p2p_bench *b, const char *name, u32 n,
+			   enum p2p_bench_kind kind, u64 sid, u32 wait)
+{
+	u64 t[P2P_BENCH_REPS], ratio[P2P_BENCH_REPS], drop, cs;
+	unsigned int r;
+
+	for (r = 0; r < P2P_BENCH_REPS; r++) {
+		drop = p2p_bench_run(b, P2P_BENCH_DROP, P2P_BENCH_SID_CS, 0);
+		cs = p2p_bench_run(b, P2P_BENCH_CS, P2P_BENCH_SID_CS, 0);
+		t[r] = p2p_bench_run(b, kind, sid, wait);
+		KUNIT_ASSERT_GT(b->test, cs, drop);
+		ratio[r] = div64_u64(100 * (t[r] > drop ? t[r] - drop : 0),
+				     cs - drop);
+	}
+	r = p2p_bench_median(ratio);
+	kunit_info(b->test, "bench: req_%s n=%u %llu\n", name, n,
+		   p2p_bench_median(t));
+	kunit_info(b->test, "bench: ratio_%s n=%u %u.%02u\n", name, n,
+		   r / 100, r % 100);
+}
+
+/* @n ids waiting for REQs on SID_PEER, @held REQs held on SID_HOLD. */
+static void p2p_bench_populate(struct p2p_bench *b, u32 n, u32 held)
+{
+	struct ib_cm_req_param param = p2p_req_param(b->f->end,
+						     P2P_BENCH_SID_PEER);
+	unsigned long hits = cm_p2p_fault_hits(), deadline;
+	u8 blob[P2P_BENCH_MATCH];
+	struct ib_cm_id *id;
+
+	KUNIT_ASSERT_EQ(b->test, 0,
+			cm_p2p_fault_add(CM_P2P_FAULT_DROP, CM_REQ_ATTR_ID, 0,
+					 n, 0));
+	param.remote_cm_response_timeout = 31;	/* no resend while timed */
+	param.local_cm_response_timeout = 31;
+	while (b->nids < n) {
+		id = ib_create_cm_id(b->f->end->dev, p2p_bench_handler, b);
+		KUNIT_ASSERT_FALSE(b->test, IS_ERR(id));
+		b->ids[b->nids++] = id;
+		KUNIT_ASSERT_EQ(b->test, 0,
+				ib_cm_peer_bind(id, cpu_to_be64(P2P_BENCH_SID_PEER),
+						P2P_BENCH_MATCH));
+		param.qp_num = 0x800000 | b->nids;
+		p2p_bench_blob(blob, b->nids - 1);
+		KUNIT_ASSERT_EQ_MSG(b->test, 0,
+				    ib_send_cm_peer_req(id, &param, blob),
+				    "waiting id %u", b->nids);
+		if (!(b->nids % 64))
+			cond_resched();
+	}
+	deadline = jiffies + 120 * HZ;
+	while (cm_p2p_fault_hits() - hits < n &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_ASSERT_EQ(b->test, (unsigned long)n, cm_p2p_fault_hits() - hits);
+	cm_p2p_fault_clear();
+
+	b->hold = ib_create_cm_id(b->f->end->dev, p2p_bench_handler, b);
+	KUNIT_ASSERT_FALSE(b->test, IS_ERR(b->hold));
+	KUNIT_ASSERT_EQ(b->test, 0,
+			ib_cm_peer_bind(b->hold, cpu_to_be64(P2P_BENCH_SID_HOLD),
+					P2P_BENCH_MATCH));
+	p2p_bench_send(b, P2P_BENCH_HELD, P2P_BENCH_SID_HOLD, held,
+		       b->next_blob, U32_MAX);
+	b->next_blob += held;
+}
+
+static void p2p_bench_req(struct kunit *test)
+{
+	static const u32 sizes[][2] = { { 1, 1 },
+					{ P2P_BENCH_WAIT, P2P_BENCH_HELD_N } };
+	struct p2p_bench *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	unsigned int s;
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->test = test;
+	b->f = p2p_fuzz_create(test);
+	b->ids = kvcalloc(P2P_BENCH_WAIT, sizeof(*b->ids), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b->ids);
+	b->max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
+	b->max_age = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_age_ms");
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, p2p_bench_release, b));
+	p2p_write_ulong(test, "p2p_rdv_max_held",
+			P2P_BENCH_HELD_N +
+			(P2P_BENCH_REPS + 1) * P2P_BENCH_REQS);
+	p2p_write_ulong(test, "p2p_rdv_max_age_ms", 3600 * 1000);
+
+	b->cs = ib_create_cm_id(b->f->end->dev, p2p_bench_handler, b);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b->cs));
+	KUNIT_ASSERT_EQ(test, 0,
+			ib_cm_listen(b->cs, cpu_to_be64(P2P_BENCH_SID_CS)));
+
+	/* warm up (slabs, MAD buffers, caches), then time */
+	p2p_bench_run(b, P2P_BENCH_CS, P2P_BENCH_SID_CS, 0);
+	p2p_bench_case(b, "drop", 0, P2P_BENCH_DROP, P2P_BENCH_SID_CS, 0);
+	p2p_bench_case(b, "cs", 0, P2P_BENCH_CS, P2P_BENCH_SID_CS, 0);
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		u32 n = sizes[s][0], held = sizes[s][1];
+
+		p2p_bench_populate(b, n, held);
+		p2p_bench_case(b, "peer_match", n, P2P_BENCH_MATCHED,
+			       P2P_BENCH_SID_PEER, n);
+		p2p_bench_case(b, "peer_hold", held, P2P_BENCH_HELD,
+			       P2P_BENCH_SID_HOLD, 0);
+		p2p_bench_case(b, "cs_loaded", n + held, P2P_BENCH_CS,
+			       P2P_BENCH_SID_CS, 0);
+		p2p_bench_unpopulate(b);
+	}
+}
+
+static struct kunit_case cm_p2p_req_bench_cases[] = {
+	KUNIT_CASE_SLOW(p2p_bench_req),
+	{}
+};
+
+static struct kunit_suite cm_p2p_req_bench_suite = {
+	.name = "cm_p2p_req_bench",
+	.suite_init = cm_p2p_ib_suite_init,
+	.test_cases = cm_p2p_req_bench_cases,
+};
+
+kunit_test_suite(cm_p2p_req_bench_suite);
+#endif /* CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH */
 #endif /* CONFIG_INFINIBAND_CM_P2P_FAULT_INJECT */
 
 MODULE_DESCRIPTION("KUnit tests of IB CM peer-to-peer over an RDMA device");
