@@ -513,6 +513,58 @@ static void p2p_ib_early_req(struct kunit *test)
 }
 
 /*
+ * a connects before b bound anything: a's REQ is rejected (invalid
+ * service ID), a's CM sends it again with backoff, b binds and connects
+ * 300 ms later: one connection, a never saw the REJ.
+ */
+static void p2p_ib_late_bind(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	unsigned long resent = p2p_counter(test, "cm_p2p/resent");
+
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
+						 cpu_to_be64(P2P_SID + 7), 0));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 8));
+	msleep(300);
+	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
+	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_p2p/resent"), resent);
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(P2P_SID + 8), 0));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 7));
+	p2p_wait(a);
+	p2p_wait(b);
+	p2p_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_FALSE(test, a->got_rej);
+	p2p_exchange(test, a, b);
+}
+
+/*
+ * Nobody ever binds the service ID a connects to: a gets the REJ once
+ * its REQ's budget (timeout x (retries + 1)) is spent, not before.
+ */
+static void p2p_ib_never_bound(struct kunit *test)
+{
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct ib_cm_req_param req = p2p_req_param(a, P2P_SID + 9);
+	unsigned long start = jiffies, ms;
+	unsigned int budget;
+
+	/* as ib_send_cm_req() computes it: 2 x life time + response timeout */
+	budget = (2 * (4096U << req.primary_path->packet_life_time) / 1000000 +
+		  (4096U << req.remote_cm_response_timeout) / 1000000 + 1) *
+		 (req.max_cm_retries + 1);
+	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
+	p2p_wait(a);
+	ms = jiffies_to_msecs(jiffies - start);
+	kunit_info(test, "REJ after %lu ms, budget %u ms\n", ms, budget);
+	KUNIT_EXPECT_TRUE(test, a->got_rej);
+	KUNIT_EXPECT_EQ(test, IB_CM_REJ_INVALID_SERVICE_ID, a->rej_reason);
+	KUNIT_EXPECT_GE(test, ms, budget * 8 / 10);
+	KUNIT_EXPECT_LE(test, ms, budget + 2000);
+}
+
+/*
  * @e binds @sid, sends its REQ to @peer_sid and takes only the REQ that
  * starts with @peer_sid: the identity the ranks of an MPI job have (one
  * port each, a connection to every other rank).
@@ -765,6 +817,8 @@ static struct kunit_case cm_p2p_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_ib_collision),
 	KUNIT_CASE_SLOW(p2p_ib_early_req),
 	KUNIT_CASE_SLOW(p2p_ib_shared_sid),
+	KUNIT_CASE_SLOW(p2p_ib_late_bind),
+	KUNIT_CASE_SLOW(p2p_ib_never_bound),
 	KUNIT_CASE_SLOW(p2p_ib_conflicts),
 	KUNIT_CASE_SLOW(p2p_ib_destroy_during_collision),
 	KUNIT_CASE_SLOW(p2p_ib_client_server),
