@@ -550,9 +550,9 @@ static void p2p_ib_never_bound(struct kunit *test)
 	unsigned long start = jiffies, ms;
 	unsigned int budget;
 
-	/* as ib_send_cm_req() computes it: 2 x life time + response timeout */
-	budget = (2 * (4096U << req.primary_path->packet_life_time) / 1000000 +
-		  (4096U << req.remote_cm_response_timeout) / 1000000 + 1) *
+	/* as ib_send_cm_req() computes it (cm_convert_to_ms()) */
+	budget = (2 * (1U << (req.primary_path->packet_life_time - 8)) +
+		  (1U << (req.remote_cm_response_timeout - 8))) *
 		 (req.max_cm_retries + 1);
 	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
 	p2p_wait(a);
