@@ -69,6 +69,8 @@ struct p2p_end {
 	int sends_done, recvs_done, wc_errors;
 };
 
+static unsigned long p2p_counter(struct kunit *test, const char *name);
+
 static void p2p_finish(struct p2p_end *e, int status)
 {
 	e->status = status;
@@ -554,6 +556,9 @@ static void p2p_ib_never_bound(struct kunit *test)
 	budget = (2 * (1U << (req.primary_path->packet_life_time - 8)) +
 		  (1U << (req.remote_cm_response_timeout - 8))) *
 		 (req.max_cm_retries + 1);
+	/* own service ID apart: on one device, our REQ would come back */
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
+						 cpu_to_be64(P2P_SID + 10), 0));
 	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
 	p2p_wait(a);
 	ms = jiffies_to_msecs(jiffies - start);
@@ -782,7 +787,6 @@ static void p2p_teardown_holder_during_hold(struct kunit *test)
 		   a->status, a->got_rej, a->rej_reason);
 }
 
-static unsigned long p2p_counter(struct kunit *test, const char *name);
 
 /*
  * a's REQ is held by b and a goes away: a's CM rejects its REQ, b's CM
