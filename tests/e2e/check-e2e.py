@@ -156,13 +156,64 @@ check("same_4tuple_refused",
           for ln in dlog.splitlines()) == 1,
       f"({' | '.join(ln for ln in dlog.splitlines() if ln.startswith('conn'))})")
 
-# 3. one side never connects: a is rejected once its held REQ expires
+# 3. one side never connects: a's REQ is held by b, expires, is sent
+#    again until the connect's budget is spent, then a gets the REJ.
+#    rdma_cm's budget: (2 x 2^(CMA_IBOE_PACKET_LIFETIME 16 - 8) +
+#    2^(CMA_CM_RESPONSE_TIMEOUT 20 - 8)) ms x (CMA_MAX_CM_RETRIES 15 + 1)
+BUDGET_MS = (2 * 2 ** (16 - 8) + 2 ** (20 - 8)) * (15 + 1)
 alog = read("a", "oneside.log")
-check("oneside_rejected_cleanly",
-      rc("a", "oneside") == 1 and "REJECTED" in alog and
-      rc("b", "oneside") == 0 and delta("b", "oneside", "expired") >= 1,
+m = re.search(r"\[(\d+) ms after rdma_connect\]", alog)
+rej_ms = int(m.group(1)) if m else None
+check("oneside_rejected_after_budget",
+      rc("a", "oneside") == 1 and "REJECTED (status 8)" in alog and
+      rej_ms is not None and 0.9 * BUDGET_MS <= rej_ms <= BUDGET_MS + 10000
+      and rc("b", "oneside") == 0 and delta("b", "oneside", "expired") >= 1
+      and delta("a", "oneside", "resent") >= 1,
       f"(a: {alog.strip().splitlines()[-1] if alog.strip() else '-'};"
+      f" budget {BUDGET_MS} ms; a resent={delta('a', 'oneside', 'resent')}"
       f" b expired={delta('b', 'oneside', 'expired')})")
+
+
+def connect_ms(host, scn):
+    m = re.search(r"connect_ms=([\d.]+)", read(host, f"{scn}.log"))
+    return float(m.group(1)) if m else None
+
+
+def pair_check(name, scn, on_time=False):
+    """Both ends connected (each checked its partner's name); with
+    on_time, a was set up before the start time, so that b was as late
+    as the name says."""
+    ok = rc("a", scn) == 0 and rc("b", scn) == 0
+    if on_time and "setup ended" in read("a", f"{scn}.log"):
+        report.append(f"     {scn}: a was set up after the start time")
+        ok = False
+    if not ok:
+        for h in "ab":
+            report.append("     " + read(h, f"{scn}.log").strip()
+                          .replace("\n", "\n     "))
+    check(name, ok, f"(rc a={rc('a', scn)} b={rc('b', scn)}; connect_ms"
+          f" a={connect_ms('a', scn)} b={connect_ms('b', scn)};"
+          f" a resent={delta('a', scn, 'resent')})")
+
+
+# 3b. b's process starts late: a's REQ is sent again until b is there
+for late in (500, 2000, 5000):
+    pair_check(f"late_start_{late}ms_connects", f"late{late}", True)
+
+# 3c. the option set at each point of the call sequence, skew 0 and 1 s
+for at in ("create", "bind", "addr", "route"):
+    for skew in (0, 1000):
+        pair_check(f"option_after_{at}_skew_{skew}ms_connects",
+                   f"optat-{at}-{skew}")
+# ... and each end bound its port before its connect (both ends were set
+# up before either connected): every early REQ was held, none rejected
+check("option_binds_before_connect",
+      delta("a", "optat", "resent") == 0 and
+      delta("b", "optat", "resent") == 0 and
+      delta("a", "optat", "held") + delta("b", "optat", "held") >= 1,
+      f"(resent a={delta('a', 'optat', 'resent')}"
+      f" b={delta('b', 'optat', 'resent')}, held a="
+      f"{delta('a', 'optat', 'held')} b={delta('b', 'optat', 'held')})")
 
 # 4. stock client/server rping between the hosts: both ends saw all 5
 #    pings and the client ends well.  Exit statuses of rping's own

@@ -53,15 +53,16 @@ struct pdata {
 struct opts {
 	const char *local, *remote, *name, *peer_name;
 	int port, count, timeout_ms, delay_ms, peer, idle_ms, shared_host;
-	int sync_timeout_ms, wait_held, remote_port;
+	int sync_timeout_ms, wait_held, remote_port, late_ms;
 	long long start_ms;
+	const char *opt_at;
 	const char *dev, *sync_dir;
 };
 
 static struct opts o = {
 	.port = 7471, .count = 16, .timeout_ms = 15000, .peer = 1,
 	.sync_timeout_ms = 120000,
-	.name = "peer", .dev = "rxe0",
+	.name = "peer", .dev = "rxe0", .opt_at = "route",
 };
 
 static struct rdma_event_channel *ch;
@@ -70,6 +71,15 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_mr *mr_send, *mr_recv, *mr_write_src, *mr_write_dst;
 static char *send_buf, *recv_buf, *write_src, *write_dst;
+static double t_connect;	/* when rdma_connect() was called */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static void fail(const char *fmt, ...)
 {
@@ -79,16 +89,11 @@ static void fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	if (t_connect)
+		fprintf(stderr, " [%.0f ms after rdma_connect]",
+			now_ms() - t_connect);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static long counter(const char *name)
@@ -316,7 +321,11 @@ static void print_usage(void)
 		"       [--shared-host]  (peer on this host: role unknown)\n"
 		"       [--sync-timeout-ms N]  (wait for the peer's set-up)\n"
 		"       [--wait-held]  (connect once a REQ is held here)\n"
-		"       [--remote-port N]  (the peer's port, default --port)\n");
+		"       [--remote-port N]  (the peer's port, default --port)\n"
+		"       [--opt-at create|bind|addr|route]  (when the option is\n"
+		"        set, default route: after route resolution)\n"
+		"       [--late-ms N]  (start N ms after --start-ms, connect\n"
+		"        as soon as set up)\n");
 	exit(2);
 }
 
@@ -331,7 +340,8 @@ static void parse(int argc, char **argv)
 		{ "idle-ms", 1, 0, 'I' }, { "sync-dir", 1, 0, 'S' },
 		{ "peer-name", 1, 0, 'P' }, { "shared-host", 0, 0, 'H' },
 		{ "sync-timeout-ms", 1, 0, 'T' }, { "wait-held", 0, 0, 'W' },
-		{ "remote-port", 1, 0, 'R' },
+		{ "remote-port", 1, 0, 'R' }, { "opt-at", 1, 0, 'O' },
+		{ "late-ms", 1, 0, 'L' },
 		{ 0 },
 	};
 	int c;
@@ -389,12 +399,52 @@ static void parse(int argc, char **argv)
 		case 'R':
 			o.remote_port = atoi(optarg);
 			break;
+		case 'O':
+			o.opt_at = optarg;
+			break;
+		case 'L':
+			o.late_ms = atoi(optarg);
+			break;
 		default:
 			print_usage();
 		}
 	}
-	if (!o.local || !o.remote || o.count < 1 || o.count > MAX_COUNT)
+	if (!o.local || !o.remote || o.count < 1 || o.count > MAX_COUNT ||
+	    (o.late_ms && !o.start_ms) ||
+	    (strcmp(o.opt_at, "create") && strcmp(o.opt_at, "bind") &&
+	     strcmp(o.opt_at, "addr") && strcmp(o.opt_at, "route")))
 		print_usage();
+}
+
+/* The option's argument checks, then the real thing, if set @at. */
+static void set_peer_option(const char *at)
+{
+	int one = 1, two = 2;
+	char small = 1;
+
+	if (!o.peer || strcmp(o.opt_at, at))
+		return;
+	expect_errno(rdma_set_option(id, RDMA_OPTION_ID,
+				     RDMA_OPTION_ID_PEER_TO_PEER,
+				     &two, sizeof(two)), EINVAL, "value 2");
+	expect_errno(rdma_set_option(id, RDMA_OPTION_ID,
+				     RDMA_OPTION_ID_PEER_TO_PEER,
+				     &small, sizeof(small)), EINVAL, "optlen 1");
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_PEER_TO_PEER,
+			    &one, sizeof(one)))
+		fail("rdma_set_option(PEER_TO_PEER) after %s: %s", at,
+		     strerror(errno));
+}
+
+/* Sleep until @at (epoch ms), spinning the last 30 ms (10 ms ticks). */
+static void sleep_until(double at)
+{
+	double wait = at - now_ms() - 30;
+
+	if (wait > 0)
+		usleep((useconds_t)(wait * 1000));
+	while (now_ms() < at)
+		;
 }
 
 int main(int argc, char **argv)
@@ -421,6 +471,11 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv);
+	if (o.late_ms) {
+		/* this process starts late: nothing exists here until then */
+		sleep_until(o.start_ms + o.late_ms);
+		o.start_ms = 0;
+	}
 	t_setup = now_ms();
 	sockaddr_of(o.local, o.port, &src);
 	sockaddr_of(o.remote, o.remote_port ? o.remote_port : o.port, &dst);
@@ -428,35 +483,21 @@ int main(int argc, char **argv)
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
 		fail("rdma_create_id: %s", strerror(errno));
+	set_peer_option("create");
 	if (rdma_bind_addr(id, (struct sockaddr *)&src))
 		fail("rdma_bind_addr %s:%d: %s", o.local, o.port,
 		     strerror(errno));
+	set_peer_option("bind");
 	if (rdma_resolve_addr(id, (struct sockaddr *)&src,
 			      (struct sockaddr *)&dst, 2000))
 		fail("rdma_resolve_addr: %s", strerror(errno));
 	rdma_ack_cm_event(wait_event(RDMA_CM_EVENT_ADDR_RESOLVED));
+	set_peer_option("addr");
 	if (rdma_resolve_route(id, 2000))
 		fail("rdma_resolve_route: %s", strerror(errno));
 	rdma_ack_cm_event(wait_event(RDMA_CM_EVENT_ROUTE_RESOLVED));
-	/* the option's argument checks, then the real thing */
-	if (o.peer) {
-		int two = 2;
-		char small = 1;
-
-		expect_errno(rdma_set_option(id, RDMA_OPTION_ID,
-					     RDMA_OPTION_ID_PEER_TO_PEER,
-					     &two, sizeof(two)),
-			     EINVAL, "value 2");
-		expect_errno(rdma_set_option(id, RDMA_OPTION_ID,
-					     RDMA_OPTION_ID_PEER_TO_PEER,
-					     &small, sizeof(small)),
-			     EINVAL, "optlen 1");
-	}
-	/* after route resolution: the service ID is bound as peer now */
-	if (o.peer && rdma_set_option(id, RDMA_OPTION_ID,
-				      RDMA_OPTION_ID_PEER_TO_PEER, &one,
-				      sizeof(one)))
-		fail("rdma_set_option(PEER_TO_PEER): %s", strerror(errno));
+	/* the service ID is bound as peer from here on at the latest */
+	set_peer_option("route");
 	if (o.idle_ms) {
 		/* a peer that never connects: its held REQs must expire */
 		usleep((useconds_t)o.idle_ms * 1000);
@@ -507,15 +548,12 @@ int main(int argc, char **argv)
 		 * tick is 10 ms here, and both REQs must leave within one REQ
 		 * transit time of each other to collide.
 		 */
-		double at = o.start_ms + o.delay_ms, wait = at - now_ms() - 30;
+		double at = o.start_ms + o.delay_ms;
 
 		if (at < now_ms())
 			printf("%s: setup ended %.0f ms after the start time\n",
 			       o.name, now_ms() - at);
-		if (wait > 0)
-			usleep((useconds_t)(wait * 1000));
-		while (now_ms() < at)
-			;
+		sleep_until(at);
 	}
 	if (o.wait_held) {
 		/* the late end: connect once the early end's REQ is held */
@@ -531,6 +569,7 @@ int main(int argc, char **argv)
 	}
 	t0 = now_ms();
 	printf("%s: set up in %.0f ms\n", o.name, t0 - t_setup);
+	t_connect = t0;
 	if (rdma_connect(id, &cp))
 		fail("rdma_connect: %s", strerror(errno));
 	ev = wait_event(RDMA_CM_EVENT_ESTABLISHED);
@@ -548,6 +587,8 @@ int main(int argc, char **argv)
 					     &one, sizeof(one)),
 			     EISCONN, "once connected");
 	peer.name[sizeof(peer.name) - 1] = 0;
+	if (o.peer_name && strcmp(peer.name, o.peer_name))
+		fail("connected to %s, expected %s", peer.name, o.peer_name);
 
 	if (!o.peer)
 		role = "client/server";

@@ -101,11 +101,13 @@ e2e_scenarios() {
 	fi
 
 	# 3. b binds as a peer but never connects: a's REQ is held, expires
-	#    (ib_cm.p2p_rdv_max_age_ms, 5 s by default) and a is rejected
+	#    (ib_cm.p2p_rdv_max_age_ms, 5 s by default), is rejected, sent
+	#    again (b has not connected yet, as far as a knows), and a gets
+	#    the REJ once rdma_cm's connect budget is spent (about 74 s)
 	start=$(barrier oneside)
 	if [ "$me" = a ]; then
 		run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 \
-			--start-ms "$start" --timeout-ms 20000
+			--start-ms "$start" --timeout-ms 110000
 	else
 		# idle from before a's start until well after the hold expired
 		counters >"$out/oneside.before"
@@ -162,6 +164,47 @@ e2e_scenarios() {
 		echo $? >"$out/oneside.rc"
 		counters >"$out/oneside.after"
 	fi
+
+	# 3b. late: b's process starts 0.5, 2 and 5 s after a connected (three
+	#    pairs at once); a's REQ finds nothing bound on b, is rejected and
+	#    sent again until b is there: no application retry
+	#    (a margin more: a's three set up at once)
+	start=$(($(barrier late) + ${P2P_MARGIN_MS:-4000}))
+	pids=()
+	for late in 500 2000 5000; do
+		port=$((7490 + late / 1000))
+		late_arg=()
+		[ "$me" = b ] && late_arg=(--late-ms "$late")
+		run "late$late" "$P2P_BIN" "${ping_args[@]}" --port "$port" \
+			--peer-name "$other" --shared-host --start-ms "$start" \
+			"${late_arg[@]}" --timeout-ms 60000 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+
+	# 3c. the option set at each point of the call sequence, both ends
+	#    alike, b 0 or 1 s after a (eight pairs at once, each pair
+	#    starting together once both ends are set up)
+	barrier optat >/dev/null
+	counters >"$out/optat.before"
+	pids=()
+	port=7500
+	for at in create bind addr route; do
+		for skew in 0 1000; do
+			skew_arg=()
+			[ "$me" = b ] && skew_arg=(--delay-ms "$skew")
+			mkdir -p "$sync_dir/optat-$at-$skew"
+			run "optat-$at-$skew" "$P2P_BIN" "${ping_args[@]}" \
+				--port "$port" --peer-name "$other" \
+				--shared-host --opt-at "$at" "${skew_arg[@]}" \
+				--sync-dir "$sync_dir/optat-$at-$skew" \
+				--timeout-ms 60000 &
+			pids+=($!)
+			port=$((port + 1))
+		done
+	done
+	wait "${pids[@]}"
+	counters >"$out/optat.after"
 
 	# 4. stock client/server: rping, no option set
 	start=$(barrier rping)
