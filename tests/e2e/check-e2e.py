@@ -196,6 +196,23 @@ def pair_check(name, scn, on_time=False):
           f" a resent={delta('a', scn, 'resent')})")
 
 
+# interop (Debian's VMs only): b runs Debian's own, unpatched CM; a's peer
+# REQ is rejected there every time and a gets the REJ after its budget,
+# with no rdma_cm id left behind
+if read("a", "interop.rc"):
+    ilog = read("a", "interop.log")
+    m = re.search(r"\[(\d+) ms after rdma_connect\]", ilog)
+    ims = int(m.group(1)) if m else None
+    ids = [ln for ln in read("a", "interop-cm_ids.txt").splitlines()
+           if ln.strip()]
+    check("interop_stock_remote_rejected_after_budget",
+          rc("a", "interop") == 1 and "REJECTED (status 8)" in ilog and
+          ims is not None and 0.9 * BUDGET_MS <= ims <= BUDGET_MS + 10000
+          and delta("a", "interop", "resent") >= 1 and not ids,
+          f"(a: {ilog.strip().splitlines()[-1] if ilog.strip() else '-'};"
+          f" resent={delta('a', 'interop', 'resent')}; cm_ids left:"
+          f" {ids or 'none'})")
+
 # 3b. b's process starts late: a's REQ is sent again until b is there
 for late in (500, 2000, 5000):
     pair_check(f"late_start_{late}ms_connects", f"late{late}", True)

@@ -28,8 +28,10 @@ run_suite() {	# run_suite <suite> <ktap file>
 # in loopback on rxe0 between two local addresses.  Both bind at once; la
 # connects at a start time T, lb at T + 6 s, so lb's CM holds la's REQ
 # meanwhile; as soon as it is held, la is killed (SIGKILL).  lb must exit
-# on its own, with a failure, well before the 40 s watchdog (its REQ is
-# refused: la's REJ withdrew the held REQ).  UML's sleeps can lag the
+# on its own, with a failure, well before the 40 s watchdog: la's REJ
+# withdrew the held REQ, nothing is bound at la's port any more, so lb's
+# REQ is rejected there and sent again (la could come back) until lb's
+# own 12 s timeout.  UML's sleeps can lag the
 # wall clock under load, so the kill waits for the hold, not for a time.
 td_kill() {	# td_kill <port>; results in td-kill*
 	local name=td-kill port=$1 la lb start i

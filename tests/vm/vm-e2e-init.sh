@@ -94,11 +94,48 @@ fi
 
 e2e_scenarios
 
-# Debian's kernel: our modules unload again (after the ULPs using them)
+# Interop with an unpatched CM: host b swaps ours for Debian's own ib_cm,
+# rdma_cm and rdma_ucm (kernel/, not updates/); a, still ours, peer-
+# connects to a port of b: b's stock CM rejects every REQ (no listener),
+# a sends it again and gets the REJ once its budget is spent.  Afterwards
+# a has no rdma_cm id left.
+interop() {
+	local core=/lib/modules/$(uname -r)/kernel/drivers/infiniband/core m
+	if [ "$me" = b ]; then
+		modprobe -r "${ULPS[@]//-/_}" rdma_ucm rdma_cm ib_cm \
+			>"$out/interop-swap.log" 2>&1
+		for m in ib_cm rdma_cm rdma_ucm; do
+			insmod "$core/$m.ko.xz" >>"$out/interop-swap.log" 2>&1
+		done
+		xz -dc "$core/ib_cm.ko.xz" >/run/stock-ib_cm.ko
+		if [ -d /sys/module/ib_cm ] && [ -d /sys/module/rdma_ucm ] &&
+		   [ ! -e /sys/module/ib_cm/parameters/p2p_rdv_max_held ] &&
+		   [ "$(loaded_build_id ib_cm)" = "$(file_build_id /run/stock-ib_cm.ko)" ]; then
+			mcheck interop_stock_cm_loaded PASS "$core/{ib_cm,rdma_cm,rdma_ucm}.ko.xz"
+		else
+			mcheck interop_stock_cm_loaded FAIL "$(tr '\n' ' ' <"$out/interop-swap.log")"
+		fi
+	fi
+	barrier interop >/dev/null
+	if [ "$me" = a ]; then
+		run interop "$P2P_BIN" "${ping_args[@]}" --port 7520 \
+			--peer-name "$other" --timeout-ms 110000
+		rdma resource show cm_id >"$out/interop-cm_ids.txt" 2>&1
+	fi
+	barrier interop_done >/dev/null
+}
+[ -n "${P2P_STAGE:-}" ] && interop
+
+# Debian's kernel: our modules unload again (after the ULPs using them;
+# on b, the stock ones of the interop step)
 if [ -n "${P2P_STAGE:-}" ]; then
 	ulps_sys=("${ULPS[@]//-/_}")
 	modprobe -r "${ulps_sys[@]}" >"$out/unload.log" 2>&1
-	modprobe -r rdma_ucm rdma_cm ib_cm >>"$out/unload.log" 2>&1
+	if [ "$me" = b ]; then
+		rmmod rdma_ucm rdma_cm ib_cm >>"$out/unload.log" 2>&1
+	else
+		modprobe -r rdma_ucm rdma_cm ib_cm >>"$out/unload.log" 2>&1
+	fi
 	rc=$?
 	left=$(for m in "${OURS[@]}"; do [ -d "/sys/module/$m" ] && echo "$m"; done)
 	if [ $rc -eq 0 ] && [ -z "$left" ]; then

@@ -1269,6 +1269,115 @@ static void p2p_fuzz_flood(struct kunit *test)
 		   (slab2 - slab1) >> 10);
 }
 
+/*
+ * Persisting senders against a peer-bound service ID whose own peer never
+ * connects: 3 x p2p_rdv_max_held peer ids on this device send it a REQ
+ * each.  max_held are held; the others, and the held ones once expired,
+ * are rejected as "not there yet" and sent again by their CMs until their
+ * budgets are spent.  Bounds, sampled every 50 ms: never more than
+ * max_held held; REQs sent at most one per id plus its resends and MAD
+ * retries; slab growth bounded per sender.  Every id gets its outcome (REJ
+ * or timeout) and nothing is held once they are gone.
+ */
+struct p2p_flood_end {
+	atomic_t outcomes, rejs;
+};
+
+static int p2p_flood_handler(struct ib_cm_id *cm_id,
+			     const struct ib_cm_event *ev)
+{
+	struct p2p_flood_end *fe = cm_id->context;
+
+	switch (ev->event) {
+	case IB_CM_REJ_RECEIVED:
+		atomic_inc(&fe->rejs);
+		fallthrough;
+	case IB_CM_REQ_ERROR:
+		atomic_inc(&fe->outcomes);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+#define P2P_FLOOD_SID	(P2P_SID + 0x30000)
+
+static void p2p_fuzz_flood_persist(struct kunit *test)
+{
+	struct p2p_end *h = p2p_end_create(test, "holder");
+	struct ib_cm_req_param req = p2p_req_param(h, P2P_FLOOD_SID);
+	unsigned long max_held, n, i, occ, peak = 0, deadline;
+	unsigned long resent0, tx0, retries0, sent;
+	struct p2p_flood_end *fe;
+	struct ib_cm_id **ids;
+	long slab0, slab1;
+
+	max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
+	KUNIT_ASSERT_GT(test, max_held, 0UL);
+	n = 3 * max_held;
+	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+	fe = kunit_kzalloc(test, sizeof(*fe), GFP_KERNEL);
+	ids = kunit_kcalloc(test, n, sizeof(*ids), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fe);
+	KUNIT_ASSERT_NOT_NULL(test, ids);
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(h->cm_id,
+						 cpu_to_be64(P2P_FLOOD_SID),
+						 0));
+	resent0 = p2p_counter(test, "cm_p2p/resent");
+	tx0 = p2p_counter(test, "cm_tx_msgs/req");
+	retries0 = p2p_counter(test, "cm_tx_retries/req");
+	slab0 = p2p_slab_bytes();
+	for (i = 0; i < n; i++) {
+		ids[i] = ib_create_cm_id(h->dev, p2p_flood_handler, fe);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(ids[i]));
+		/* each its own service ID, apart from the holder's */
+		KUNIT_ASSERT_EQ(test, 0,
+				ib_cm_peer_bind(ids[i],
+						cpu_to_be64(P2P_FLOOD_SID + 1 + i),
+						0));
+		req.qp_num = 0x700000 + i;
+		KUNIT_ASSERT_EQ(test, 0,
+				ib_send_cm_peer_req(ids[i], &req, NULL));
+	}
+	deadline = jiffies + P2P_TIMEOUT;
+	while (atomic_read(&fe->outcomes) < n &&
+	       time_before(jiffies, deadline)) {
+		occ = p2p_rdv_occupancy(test);
+		peak = max(peak, occ);
+		msleep(50);
+	}
+	slab1 = p2p_slab_bytes();
+	sent = p2p_counter(test, "cm_tx_msgs/req") - tx0;
+	kunit_info(test, "%lu senders (max_held %lu): peak held %lu, REQs sent %lu (resent %lu, MAD retries %lu), outcomes %d (REJ %d), slab %+ld KiB\n",
+		   n, max_held, peak, sent,
+		   p2p_counter(test, "cm_p2p/resent") - resent0,
+		   p2p_counter(test, "cm_tx_retries/req") - retries0,
+		   atomic_read(&fe->outcomes), atomic_read(&fe->rejs),
+		   (slab1 - slab0) >> 10);
+	KUNIT_EXPECT_EQ(test, (int)n, atomic_read(&fe->outcomes));
+	KUNIT_EXPECT_LE(test, peak, max_held);
+	KUNIT_EXPECT_GE(test, peak, max_held / 2);
+	/* the refused ones were sent again, not reported at once */
+	KUNIT_EXPECT_GE(test, p2p_counter(test, "cm_p2p/resent") - resent0,
+			n - max_held);
+	/* one REQ per id outstanding: its first, resends, MAD retries */
+	KUNIT_EXPECT_LE(test, sent,
+			n + p2p_counter(test, "cm_p2p/resent") - resent0 +
+			p2p_counter(test, "cm_tx_retries/req") - retries0);
+	/*
+	 * Per sender: its cm_id, REQ MAD and address handle; with KASAN's
+	 * redzones and quarantine (the resends free and allocate) about
+	 * 27 KiB in UML.  Bounded by the senders, not by the resends.
+	 */
+	KUNIT_EXPECT_LT(test, slab1 - slab0, (long)n << 15);
+	for (i = 0; i < n; i++)
+		ib_destroy_cm_id(ids[i]);
+	ib_destroy_cm_id(h->cm_id);
+	h->cm_id = NULL;
+	KUNIT_EXPECT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+}
+
 /* counters reported when the connect after the fuzzing fails */
 static const char *const p2p_fuzz_diag[] = {
 	"cm_tx_msgs/req", "cm_rx_msgs/req", "cm_tx_msgs/rej", "cm_rx_msgs/rej",
@@ -1337,6 +1446,7 @@ static void p2p_fuzz_req(struct kunit *test)
 
 static struct kunit_case cm_p2p_fuzz_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_fuzz_flood),
+	KUNIT_CASE_SLOW(p2p_fuzz_flood_persist),
 	KUNIT_CASE_SLOW(p2p_fuzz_req),
 	{}
 };
