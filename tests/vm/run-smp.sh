@@ -19,7 +19,9 @@
 # SMP_FRAGMENTS (fragments for build-smp.sh), SMP_OUT (build dir), SMP_NAME
 # (results folder and check prefix, default smp), SMP_KUNIT=0 (no KUnit
 # VM), SMP_E2E=0 (no e2e VMs), SMP_KUNIT_ARGS (more kernel command line
-# for the KUnit VM), SMP_E2E_ARGS (the e2e timing, tests/e2e/scenarios.sh)
+# for the KUnit VM), SMP_DEV_SUITES (a file of device suites instead of
+# tests/kunit/dev-suites.txt), SMP_E2E_ARGS (the e2e timing,
+# tests/e2e/scenarios.sh)
 # serve other configurations and reruns (make stress-kcsan).
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
@@ -32,7 +34,7 @@ read -r -a FRAGMENTS <<<"${SMP_FRAGMENTS:-$TOP/tests/vm/smp.config}"
 RESULTS=$BUILD/results
 OUT=$RESULTS/$NAME
 CHECKS=$RESULTS/checks-$NAME.tsv
-DEV_SUITES_FILE=$TOP/tests/kunit/dev-suites.txt
+DEV_SUITES_FILE=${SMP_DEV_SUITES:-$TOP/tests/kunit/dev-suites.txt}
 mapfile -t DEV_SUITES < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$DEV_SUITES_FILE")
 rm -rf "$OUT"
 mkdir -p "$OUT/kunit"

@@ -1310,12 +1310,19 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 	unsigned long max_held, n, i, occ, peak = 0, deadline;
 	unsigned long resent0, tx0, retries0, sent;
 	struct p2p_flood_end *fe;
+	unsigned int budget;
 	struct ib_cm_id **ids;
 	long slab0, slab1;
 
 	max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
 	KUNIT_ASSERT_GT(test, max_held, 0UL);
 	n = 3 * max_held;
+	/* a budget of seconds: a slow host answers late, MADs are retried */
+	req.remote_cm_response_timeout = 18;
+	req.max_cm_retries = 7;
+	budget = (2 * (1U << (req.primary_path->packet_life_time - 8)) +
+		  (1U << (req.remote_cm_response_timeout - 8))) *
+		 (req.max_cm_retries + 1);
 	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
 	fe = kunit_kzalloc(test, sizeof(*fe), GFP_KERNEL);
 	ids = kunit_kcalloc(test, n, sizeof(*ids), GFP_KERNEL);
@@ -1340,7 +1347,7 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, 0,
 				ib_send_cm_peer_req(ids[i], &req, NULL));
 	}
-	deadline = jiffies + P2P_TIMEOUT;
+	deadline = jiffies + msecs_to_jiffies(budget) + P2P_TIMEOUT;
 	while (atomic_read(&fe->outcomes) < n &&
 	       time_before(jiffies, deadline)) {
 		occ = p2p_rdv_occupancy(test);
@@ -1349,8 +1356,8 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 	}
 	slab1 = p2p_slab_bytes();
 	sent = p2p_counter(test, "cm_tx_msgs/req") - tx0;
-	kunit_info(test, "%lu senders (max_held %lu): peak held %lu, REQs sent %lu (resent %lu, MAD retries %lu), outcomes %d (REJ %d), slab %+ld KiB\n",
-		   n, max_held, peak, sent,
+	kunit_info(test, "%lu senders (max_held %lu, budget %u ms): peak held %lu, REQs sent %lu (resent %lu, MAD retries %lu), outcomes %d (REJ %d), slab %+ld KiB\n",
+		   n, max_held, budget, peak, sent,
 		   p2p_counter(test, "cm_p2p/resent") - resent0,
 		   p2p_counter(test, "cm_tx_retries/req") - retries0,
 		   atomic_read(&fe->outcomes), atomic_read(&fe->rejs),
@@ -1366,11 +1373,12 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 			n + p2p_counter(test, "cm_p2p/resent") - resent0 +
 			p2p_counter(test, "cm_tx_retries/req") - retries0);
 	/*
-	 * Per sender: its cm_id, REQ MAD and address handle; with KASAN's
-	 * redzones and quarantine (the resends free and allocate) about
-	 * 27 KiB in UML.  Bounded by the senders, not by the resends.
+	 * Per sender: its cm_id, REQ MAD and address handle, plus KASAN's
+	 * redzones and quarantine, which the resends' frees fill: 27 KiB in
+	 * UML, 37 KiB in the SMP debug kernel with a 9 s budget.  A sanity
+	 * bound; the structural bounds are the two above.
 	 */
-	KUNIT_EXPECT_LT(test, slab1 - slab0, (long)n << 15);
+	KUNIT_EXPECT_LT(test, slab1 - slab0, (long)n << 16);
 	for (i = 0; i < n; i++)
 		ib_destroy_cm_id(ids[i]);
 	ib_destroy_cm_id(h->cm_id);
@@ -1669,10 +1677,21 @@ static void p2p_race_release(struct kunit *test, struct p2p_end *a,
 
 static bool p2p_race_failed(struct kunit *test, unsigned int round)
 {
+	static const char *const names[] = {
+		"held", "claimed", "expired", "withdrawn", "dropped",
+		"matched", "turned_passive", "resent", "refused",
+	};
+	char name[32];
+	unsigned int i;
+
 	if (test->status != KUNIT_FAILURE)
 		return false;
 	kunit_info(test, "failed in round %u of %u\n", round + 1,
 		   p2p_race_rounds);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(name, sizeof(name), "cm_p2p/%s", names[i]);
+		kunit_info(test, "  %s %lu\n", name, p2p_counter(test, name));
+	}
 	return true;
 }
 
