@@ -34,6 +34,6 @@ for p in "$TOP"/patches/*.patch; do
 	parent=$(git commit-tree "$tree" -p "$parent" -F "$msg")
 done
 rm -f "$TOP"/patches/*.patch
-git format-patch -q --no-signature --zero-commit -o "$TOP/patches" \
+git format-patch -q --diff-algorithm=histogram --no-signature --zero-commit -o "$TOP/patches" \
 	base.."$parent"
 ls "$TOP/patches"

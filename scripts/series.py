@@ -108,7 +108,8 @@ def main():
     if git('rev-parse', parent + '^{tree}') != git('rev-parse', 'HEAD^{tree}'):
         sys.exit('series: the series does not end at the prepared tree')
 
-    git('format-patch', '-q', '--no-signature', '--zero-commit',
+    git('format-patch', '-q', '--diff-algorithm=histogram', '--no-signature',
+        '--zero-commit',
         '--cover-letter', '-o', outdir, 'base..' + parent)
     if cover:
         c = cover[0]

@@ -787,7 +787,6 @@ static void p2p_teardown_holder_during_hold(struct kunit *test)
 		   a->status, a->got_rej, a->rej_reason);
 }
 
-
 /*
  * a's REQ is held by b and a goes away: a's CM rejects its REQ, b's CM
  * takes the held REQ out, and b's later connect is refused by a's CM (no
