@@ -105,6 +105,12 @@ uml_finish() {
 		echo unavailable >"$1/kmemleak.status"
 	fi
 	sync
+	# PID 1 must outlive the power-off: start the wait before it, as an
+	# exec from the 9p root can fail once shutdown began (exit 126,
+	# "Attempted to kill init", seen once on a Debian VM)
+	sleep 600 &
 	echo o >/proc/sysrq-trigger
-	sleep 10
+	while :; do
+		wait
+	done
 }

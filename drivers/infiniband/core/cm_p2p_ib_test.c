@@ -1385,6 +1385,65 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
 }
 
+/*
+ * The REP to our peer REQ comes from an end whose own REQ is held here:
+ * it arrived while our REQ was not out yet (on SMP, between our claim and
+ * cm_p2p_list(), which then found us answered).  That end turned passive
+ * and cancelled its REQ; the REP takes it out.  Here the held REQ gets a
+ * key our claim does not take, and the REP is sent by the MAD agent.
+ */
+static void p2p_fuzz_rep_withdraws_held(struct kunit *test)
+{
+	struct p2p_fuzz *f = p2p_fuzz_create(test);
+	struct p2p_end *q = f->end;
+	unsigned long held0, withdrawn0, occ0, deadline;
+	struct cm_req_msg req;
+	struct cm_rep_msg rep = {};
+
+	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(q->cm_id,
+						 cpu_to_be64(P2P_FUZZ_SID + 0x40),
+						 0));
+	occ0 = p2p_rdv_occupancy(test);
+	held0 = p2p_counter(test, "cm_p2p/held");
+	withdrawn0 = p2p_counter(test, "cm_p2p/withdrawn");
+	p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID + 0x40);
+	KUNIT_ASSERT_EQ(test, 0, p2p_fuzz_send(f, &req));
+	deadline = jiffies + P2P_TIMEOUT;
+	while (p2p_counter(test, "cm_p2p/held") == held0 &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_ASSERT_EQ(test, held0 + 1, p2p_counter(test, "cm_p2p/held"));
+
+	/* our REQ: to a service ID nobody binds, it is sent again meanwhile */
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(q, P2P_FUZZ_SID + 0x41));
+	KUNIT_ASSERT_EQ(test, occ0 + 1, p2p_rdv_occupancy(test));
+
+	/* the REP of the held REQ's sender, turned passive */
+	rep.hdr = req.hdr;
+	rep.hdr.attr_id = CM_REP_ATTR_ID;
+	IBA_SET(CM_REP_LOCAL_COMM_ID, &rep,
+		IBA_GET(CM_REQ_LOCAL_COMM_ID, &req));
+	IBA_SET(CM_REP_REMOTE_COMM_ID, &rep,
+		be32_to_cpu(q->cm_id->local_id));
+	IBA_SET(CM_REP_LOCAL_CA_GUID, &rep,
+		IBA_GET(CM_REQ_LOCAL_CA_GUID, &req));
+	IBA_SET(CM_REP_LOCAL_QPN, &rep,
+		IBA_GET(CM_REQ_LOCAL_QPN, &req));
+	IBA_SET(CM_REP_STARTING_PSN, &rep, 1);
+	IBA_SET(CM_REP_RESPONDER_RESOURCES, &rep, 1);
+	IBA_SET(CM_REP_INITIATOR_DEPTH, &rep, 1);
+	IBA_SET(CM_REP_END_TO_END_FLOW_CONTROL, &rep, 1);
+	IBA_SET(CM_REP_RNR_RETRY_COUNT, &rep, 7);
+	KUNIT_ASSERT_EQ(test, 0, p2p_fuzz_send(f, (struct cm_req_msg *)&rep));
+	p2p_wait(q);
+	KUNIT_EXPECT_TRUE(test, q->got_rep);
+	KUNIT_EXPECT_EQ(test, withdrawn0 + 1,
+			p2p_counter(test, "cm_p2p/withdrawn"));
+	KUNIT_EXPECT_EQ_MSG(test, occ0, p2p_rdv_occupancy(test),
+			    "the answered end's REQ is still held");
+}
+
 /* counters reported when the connect after the fuzzing fails */
 static const char *const p2p_fuzz_diag[] = {
 	"cm_tx_msgs/req", "cm_rx_msgs/req", "cm_tx_msgs/rej", "cm_rx_msgs/rej",
@@ -1454,6 +1513,7 @@ static void p2p_fuzz_req(struct kunit *test)
 static struct kunit_case cm_p2p_fuzz_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_fuzz_flood),
 	KUNIT_CASE_SLOW(p2p_fuzz_flood_persist),
+	KUNIT_CASE_SLOW(p2p_fuzz_rep_withdraws_held),
 	KUNIT_CASE_SLOW(p2p_fuzz_req),
 	{}
 };
