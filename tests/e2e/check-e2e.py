@@ -161,9 +161,16 @@ check("same_4tuple_refused",
 #    rdma_cm's budget: (2 x 2^(CMA_IBOE_PACKET_LIFETIME 16 - 8) +
 #    2^(CMA_CM_RESPONSE_TIMEOUT 20 - 8)) ms x (CMA_MAX_CM_RETRIES 15 + 1)
 BUDGET_MS = (2 * 2 ** (16 - 8) + 2 ** (20 - 8)) * (15 + 1)
+
+
+def failed_after_ms(text):
+    """p2p_ping's "[N ms after rdma_connect]" of its failure, or None"""
+    m = re.search(r"\[(\d+) ms after rdma_connect\]", text)
+    return int(m.group(1)) if m else None
+
+
 alog = read("a", "oneside.log")
-m = re.search(r"\[(\d+) ms after rdma_connect\]", alog)
-rej_ms = int(m.group(1)) if m else None
+rej_ms = failed_after_ms(alog)
 check("oneside_rejected_after_budget",
       rc("a", "oneside") == 1 and "REJECTED (status 8)" in alog and
       rej_ms is not None and 0.9 * BUDGET_MS <= rej_ms <= BUDGET_MS + 10000
@@ -201,8 +208,7 @@ def pair_check(name, scn, on_time=False):
 # with no rdma_cm id left behind
 if read("a", "interop.rc"):
     ilog = read("a", "interop.log")
-    m = re.search(r"\[(\d+) ms after rdma_connect\]", ilog)
-    ims = int(m.group(1)) if m else None
+    ims = failed_after_ms(ilog)
     # ours (the in-tree ULPs' listeners, e.g. rds_rdma's, stay)
     ids = [ln for ln in read("a", "interop-cm_ids.txt").splitlines()
            if ":7520" in ln or "p2p_ping" in ln or "rror" in ln]

@@ -369,6 +369,14 @@ static struct ib_cm_req_param p2p_req_param(struct p2p_end *e, u64 sid)
 	};
 }
 
+/* A REQ's budget, timeout x (retries + 1), as ib_send_cm_req() computes it */
+static unsigned int p2p_req_budget_ms(const struct ib_cm_req_param *req)
+{
+	return (2 * (1U << (req->primary_path->packet_life_time - 8)) +
+		(1U << (req->remote_cm_response_timeout - 8))) *
+	       (req->max_cm_retries + 1);
+}
+
 static int p2p_peer_req(struct p2p_end *e, u64 sid)
 {
 	struct ib_cm_req_param req = p2p_req_param(e, sid);
@@ -552,10 +560,7 @@ static void p2p_ib_never_bound(struct kunit *test)
 	unsigned long start = jiffies, ms;
 	unsigned int budget;
 
-	/* as ib_send_cm_req() computes it (cm_convert_to_ms()) */
-	budget = (2 * (1U << (req.primary_path->packet_life_time - 8)) +
-		  (1U << (req.remote_cm_response_timeout - 8))) *
-		 (req.max_cm_retries + 1);
+	budget = p2p_req_budget_ms(&req);
 	/* own service ID apart: on one device, our REQ would come back */
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
 						 cpu_to_be64(P2P_SID + 10), 0));
@@ -1319,9 +1324,7 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 	/* a budget of seconds: a slow host answers late, MADs are retried */
 	req.remote_cm_response_timeout = 18;
 	req.max_cm_retries = 7;
-	budget = (2 * (1U << (req.primary_path->packet_life_time - 8)) +
-		  (1U << (req.remote_cm_response_timeout - 8))) *
-		 (req.max_cm_retries + 1);
+	budget = p2p_req_budget_ms(&req);
 	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
 	fe = kunit_kzalloc(test, sizeof(*fe), GFP_KERNEL);
 	ids = kunit_kcalloc(test, n, sizeof(*ids), GFP_KERNEL);
