@@ -11,8 +11,16 @@
  * checks that both name the peer it connected to.  --rounds repeats it,
  * --round-ms apart.
  *
+ * On demand (--listen): the rank also listens on its port, with
+ * RDMA_OPTION_ID_PEER_TO_PEER set on the listener (and REUSEADDR): a
+ * REQ no peer id of the port waits for is a CONNECT_REQUEST, accepted
+ * when it names a peer given with mode "a" (--peer IP:PORT:NAME:a, it
+ * connects to us), or one whose rdma_connect() failed with EALREADY (its
+ * REQ was at our listener first).  Mode "c" connects client/server, from
+ * an ephemeral port.  A second connection of a pair fails the pair.
+ *
  * Prints one line per connection and round:
- *   conn ROUND ME PEER ok ROLE     (ROLE: pdata came from a REQ or a REP)
+ *   conn ROUND ME PEER ok VIA      (VIA: peer, listener or client)
  *   conn ROUND ME PEER FAIL REASON
  * Exit status: 0 when every connection of every round was ok, 1 otherwise,
  * 2 on bad usage.
@@ -41,6 +49,9 @@
 struct peer {
 	char ip[64], name[NAME_LEN];
 	int port;
+	char mode;		/* p: peer, c: client/server, a: accept */
+	int pending;		/* rdma_connect(): EALREADY, see --listen */
+	int accepted;		/* p->id came from our listener */
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr;
 	char send[NAME_LEN], recv[NAME_LEN];
@@ -51,12 +62,13 @@ struct peer {
 
 static struct {
 	const char *local, *name;
-	int port, npeers, rounds, round_ms, timeout_ms;
+	int port, npeers, rounds, round_ms, timeout_ms, listen, delay_ms;
 	long long start_ms;
 } o = { .rounds = 1, .round_ms = 10000, .timeout_ms = 20000 };
 
 static struct peer peers[MAX_PEERS];
-static struct rdma_event_channel *ch;
+static struct rdma_event_channel *ch, *lch;	/* lch: the listener's */
+static int stray;	/* CONNECT_REQUESTs from nobody we expect */
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 
@@ -112,20 +124,18 @@ static int setup_event(struct peer *p, enum rdma_cm_event_type want)
 	return ok ? 0 : -1;
 }
 
+static int setup_qp(struct peer *p);
+
 static int setup_peer(struct peer *p)
 {
-	struct ibv_qp_init_attr qpa = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
-		.send_cq = cq, .recv_cq = cq,
-	};
 	struct sockaddr_in src, dst;
-	struct ibv_sge sge;
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	int one = 1;
 
-	addr_of(o.local, o.port, &src);
+	p->pending = 0;
+	p->accepted = 0;
+	if (p->mode == 'a')
+		return 0;	/* it connects to our listener */
+	addr_of(o.local, p->mode == 'c' ? 0 : o.port, &src);
 	addr_of(p->ip, p->port, &dst);
 	if (rdma_create_id(ch, &p->id, p, RDMA_PS_TCP))
 		die("rdma_create_id");
@@ -143,11 +153,27 @@ static int setup_peer(struct peer *p)
 	    setup_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED))
 		return p->done ? -1 : (peer_fail(p, "resolve: %s",
 						 strerror(errno)), -1);
-	if (rdma_set_option(p->id, RDMA_OPTION_ID,
+	if (p->mode == 'p' &&
+	    rdma_set_option(p->id, RDMA_OPTION_ID,
 			    RDMA_OPTION_ID_PEER_TO_PEER, &one, sizeof(one))) {
 		peer_fail(p, "PEER_TO_PEER: %s", strerror(errno));
 		return -1;
 	}
+	return setup_qp(p);
+}
+
+/* The QP of @p->id, its buffers and a RECV for the peer's name. */
+static int setup_qp(struct peer *p)
+{
+	struct ibv_qp_init_attr qpa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.send_cq = cq, .recv_cq = cq,
+	};
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
 	if (!pd) {
 		pd = ibv_alloc_pd(p->id->verbs);
 		cq = pd ? ibv_create_cq(p->id->verbs, 4 * MAX_PEERS, NULL,
@@ -159,7 +185,9 @@ static int setup_peer(struct peer *p)
 	}
 	if (rdma_create_qp(p->id, pd, &qpa))
 		die("rdma_create_qp");
-	p->mr = ibv_reg_mr(pd, p->send, 2 * NAME_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr)
+		p->mr = ibv_reg_mr(pd, p->send, 2 * NAME_LEN,
+				   IBV_ACCESS_LOCAL_WRITE);
 	if (!p->mr)
 		die("ibv_reg_mr");
 	sge = (struct ibv_sge){ .addr = (uintptr_t)p->recv,
@@ -211,6 +239,56 @@ static void poll_wcs(void)
 			on_wc(&wc[i]);
 }
 
+/*
+ * Our listener's CONNECT_REQUEST: accept it from a peer we expect there,
+ * on its new id.  Returns an id to destroy once the event is acked.
+ */
+static struct rdma_cm_id *on_connect_request(struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .rnr_retry_count = 7 };
+	const char *got = ev->param.conn.private_data;
+	struct sockaddr_in *from =
+		(struct sockaddr_in *)rdma_get_peer_addr(ev->id);
+	struct peer *p = NULL;
+	char ip[64] = "";
+	int i;
+
+	inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip));
+	for (i = 0; got && ev->param.conn.private_data_len >= NAME_LEN &&
+		    i < o.npeers; i++)
+		if (!strncmp(got, peers[i].name, NAME_LEN))
+			p = &peers[i];
+	if (!p || (p->mode != 'a' && !p->pending) || p->accepted ||
+	    strcmp(ip, p->ip) ||
+	    (p->mode == 'p' && ntohs(from->sin_port) != p->port)) {
+		fprintf(stderr, "%s: unexpected CONNECT_REQUEST from %s:%d\n",
+			o.name, ip, ntohs(from->sin_port));
+		if (p)
+			peer_fail(p, "%s", "a second connection");
+		else
+			stray++;
+		rdma_reject(ev->id, NULL, 0);
+		return ev->id;
+	}
+	if (p->id) {
+		/* the peer id whose rdma_connect() said EALREADY */
+		if (p->id->qp)
+			rdma_destroy_qp(p->id);
+		rdma_destroy_id(p->id);
+	}
+	p->id = ev->id;
+	p->id->context = p;
+	p->accepted = 1;
+	setup_qp(p);
+	cp.private_data = p->send;
+	cp.private_data_len = NAME_LEN;
+	if (rdma_accept(p->id, &cp))
+		peer_fail(p, "rdma_accept: %s", strerror(errno));
+	return NULL;
+}
+
 static void on_event(struct rdma_cm_event *ev)
 {
 	struct peer *p = ev->id->context;
@@ -219,6 +297,11 @@ static void on_event(struct rdma_cm_event *ev)
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		p->established = 1;
+		if (p->accepted) {
+			/* the name came with the CONNECT_REQUEST */
+			send_name(p);
+			break;
+		}
 		if (!got || ev->param.conn.private_data_len < NAME_LEN ||
 		    strncmp(got, p->name, NAME_LEN)) {
 			char seen[NAME_LEN + 1] = "";
@@ -243,6 +326,36 @@ static void on_event(struct rdma_cm_event *ev)
 	}
 }
 
+/* The next CM event of either channel, within @ms; NULL if none. */
+static struct rdma_cm_event *next_event(int ms)
+{
+	struct pollfd pfd[2] = { { .fd = ch->fd, .events = POLLIN },
+				 { .fd = lch ? lch->fd : -1, .events = POLLIN } };
+	struct rdma_cm_event *ev;
+	int i;
+
+	if (poll(pfd, 2, ms) < 1)
+		return NULL;
+	for (i = 0; i < 2; i++)
+		if ((pfd[i].revents & POLLIN) &&
+		    !rdma_get_cm_event(i ? lch : ch, &ev))
+			return ev;
+	return NULL;
+}
+
+static void handle_event(struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *dead = NULL;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		dead = on_connect_request(ev);
+	else
+		on_event(ev);
+	rdma_ack_cm_event(ev);
+	if (dead)
+		rdma_destroy_id(dead);
+}
+
 /* Connect to every peer at the start time; wait for all outcomes. */
 static int run_round(int round, double start)
 {
@@ -250,7 +363,6 @@ static int run_round(int round, double start)
 		.responder_resources = 1, .initiator_depth = 1,
 		.retry_count = 7, .rnr_retry_count = 7,
 	};
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 	int i, left, failed = 0;
 	double deadline;
@@ -271,14 +383,24 @@ static int run_round(int round, double start)
 	if (now_ms() > start)
 		fprintf(stderr, "%s: set-up ended %.0f ms late\n", o.name,
 			now_ms() - start);
-	while (now_ms() < start)
+	while (now_ms() < start + o.delay_ms)
 		usleep(1000);
 	cp.private_data = peers[0].send;
 	cp.private_data_len = NAME_LEN;
-	for (i = 0; i < o.npeers; i++)
-		if (!peers[i].done && rdma_connect(peers[i].id, &cp))
-			peer_fail(&peers[i], "rdma_connect: %s",
-				  strerror(errno));
+	for (i = 0; i < o.npeers; i++) {
+		struct peer *p = &peers[i];
+
+		if (p->done || p->mode == 'a' || !rdma_connect(p->id, &cp))
+			continue;
+		if (errno == EALREADY && o.listen && p->mode == 'p') {
+			/* its REQ is at our listener: accept that one */
+			printf("%s: %s's request is at our listener\n",
+			       o.name, p->name);
+			p->pending = 1;
+			continue;
+		}
+		peer_fail(p, "rdma_connect: %s", strerror(errno));
+	}
 	deadline = now_ms() + o.timeout_ms;
 	for (;;) {
 		for (left = 0, i = 0; i < o.npeers; i++)
@@ -286,10 +408,9 @@ static int run_round(int round, double start)
 		if (!left || now_ms() > deadline)
 			break;
 		poll_wcs();
-		if (poll(&pfd, 1, 1) == 1 && !rdma_get_cm_event(ch, &ev)) {
-			on_event(ev);
-			rdma_ack_cm_event(ev);
-		}
+		ev = next_event(1);
+		if (ev)
+			handle_event(ev);
 	}
 	for (i = 0; i < o.npeers; i++) {
 		struct peer *p = &peers[i];
@@ -300,7 +421,9 @@ static int run_round(int round, double start)
 		if (p->fail)
 			failed++;
 		printf("conn %d %s %s %s %s\n", round, o.name, p->name,
-		       p->fail ? "FAIL" : "ok", p->fail ? p->fail : "");
+		       p->fail ? "FAIL" : "ok", p->fail ? p->fail :
+		       p->accepted ? "listener" :
+		       p->mode == 'c' ? "client" : "peer");
 	}
 	/* a clean end for the next round: disconnect, then destroy */
 	for (i = 0; i < o.npeers; i++)
@@ -310,12 +433,17 @@ static int run_round(int round, double start)
 	while (now_ms() < deadline) {
 		for (left = 0, i = 0; i < o.npeers; i++)
 			left += peers[i].established && !peers[i].disconnected;
-		if (!left || poll(&pfd, 1, 10) != 1 ||
-		    rdma_get_cm_event(ch, &ev))
+		if (!left)
+			break;
+		ev = next_event(10);
+		if (!ev)
 			continue;
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
 			((struct peer *)ev->id->context)->disconnected = 1;
-		rdma_ack_cm_event(ev);
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			handle_event(ev);	/* stray: rejected */
+		else
+			rdma_ack_cm_event(ev);
 	}
 	for (i = 0; i < o.npeers; i++) {
 		struct peer *p = &peers[i];
@@ -332,12 +460,35 @@ static int run_round(int round, double start)
 	return failed;
 }
 
+/* --listen: a peer listener on our port, shared with our peer ids */
+static void listen_on_port(void)
+{
+	struct rdma_cm_id *lid;
+	struct sockaddr_in src;
+	int one = 1;
+
+	lch = rdma_create_event_channel();
+	if (!lch || rdma_create_id(lch, &lid, NULL, RDMA_PS_TCP))
+		die("listener: rdma_create_id");
+	if (rdma_set_option(lid, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR,
+			    &one, sizeof(one)) ||
+	    rdma_set_option(lid, RDMA_OPTION_ID, RDMA_OPTION_ID_PEER_TO_PEER,
+			    &one, sizeof(one)))
+		die("listener: rdma_set_option");
+	addr_of(o.local, o.port, &src);
+	if (rdma_bind_addr(lid, (struct sockaddr *)&src))
+		die("listener: rdma_bind_addr");
+	if (rdma_listen(lid, 16))
+		die("listener: rdma_listen");
+}
+
 static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: p2p_ranks --local IP --port N --name S\n"
-		"       --peer IP:PORT:NAME [--peer ...] --start-ms EPOCH_MS\n"
-		"       [--rounds N] [--round-ms N] [--timeout-ms N]\n");
+		"       --peer IP:PORT:NAME[:p|c|a] [--peer ...]\n"
+		"       --start-ms EPOCH_MS [--rounds N] [--round-ms N]\n"
+		"       [--timeout-ms N] [--listen] [--delay-ms N]\n");
 	exit(2);
 }
 
@@ -348,6 +499,7 @@ int main(int argc, char **argv)
 		{ "name", 1, 0, 'n' }, { "peer", 1, 0, 'P' },
 		{ "start-ms", 1, 0, 's' }, { "rounds", 1, 0, 'r' },
 		{ "round-ms", 1, 0, 'R' }, { "timeout-ms", 1, 0, 't' },
+		{ "listen", 0, 0, 'L' }, { "delay-ms", 1, 0, 'd' },
 		{ 0 },
 	};
 	int c, r, failed = 0;
@@ -378,10 +530,18 @@ int main(int argc, char **argv)
 		case 't':
 			o.timeout_ms = atoi(optarg);
 			break;
+		case 'L':
+			o.listen = 1;
+			break;
+		case 'd':
+			o.delay_ms = atoi(optarg);
+			break;
 		case 'P':
+			p->mode = 'p';
 			if (o.npeers == MAX_PEERS ||
-			    sscanf(optarg, "%63[^:]:%d:%31s", p->ip, &p->port,
-				   p->name) != 3)
+			    sscanf(optarg, "%63[^:]:%d:%31[^:]:%c", p->ip,
+				   &p->port, p->name, &p->mode) < 3 ||
+			    !strchr("pca", p->mode))
 				print_usage();
 			o.npeers++;
 			break;
@@ -395,7 +555,12 @@ int main(int argc, char **argv)
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel");
+	if (o.listen)
+		listen_on_port();
 	for (r = 0; r < o.rounds; r++)
 		failed += run_round(r, o.start_ms + (double)r * o.round_ms);
-	return failed ? 1 : 0;
+	if (stray)
+		fprintf(stderr, "%s: %d CONNECT_REQUESTs from nobody expected\n",
+			o.name, stray);
+	return failed || stray ? 1 : 0;
 }

@@ -206,6 +206,31 @@ e2e_scenarios() {
 	wait "${pids[@]}"
 	counters >"$out/optat.after"
 
+	# 3d. on demand: a's rank listens on its port (the option set on the
+	#    listener) and peer-connects from it to b's op; b's op only
+	#    peer-connects, b's oc only connects client/server, both at once.
+	#    All at the same time; a 1 s late (op's REQ is at a's listener
+	#    first: a's rdma_connect() says EALREADY, a accepts it); b 1 s
+	#    late (a's REQ is held at b until op connects)
+	for t in same alate blate; do
+		start=$(($(barrier "ondemand-$t") + ${P2P_MARGIN_MS:-4000}))
+		delay=0
+		case $me-$t in a-alate | b-blate) delay=1000 ;; esac
+		od=("${P2P_BIN%/*}/p2p_ranks" --local "$P2P_IP" --start-ms "$start"
+		    --delay-ms "$delay" --timeout-ms 30000)
+		if [ "$me" = a ]; then
+			run "ondemand-$t-oa" "${od[@]}" --port 7800 --name oa \
+				--listen --peer "$P2P_PEER:7810:op" \
+				--peer "$P2P_PEER:7820:oc:a"
+		else
+			run "ondemand-$t-op" "${od[@]}" --port 7810 --name op \
+				--peer "$P2P_PEER:7800:oa" &
+			run "ondemand-$t-oc" "${od[@]}" --port 7820 --name oc \
+				--peer "$P2P_PEER:7800:oa:c"
+			wait
+		fi
+	done
+
 	# 4. stock client/server: rping, no option set
 	start=$(barrier rping)
 	if [ "$me" = a ]; then

@@ -58,7 +58,7 @@ int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
 }
 
 /*
- * The index of a peer service ID: two red-black trees ordered by key, then
+ * The index of a peer service ID: red-black trees ordered by key, then
  * arrival, so that the oldest of equal keys is found first.
  */
 
@@ -85,8 +85,10 @@ static int cm_peer_key_cmp(const struct cm_peer_index *idx,
  */
 void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len)
 {
-	idx->root[CM_PEER_WAITING] = RB_ROOT;
-	idx->root[CM_PEER_HELD] = RB_ROOT;
+	int i;
+
+	for (i = 0; i < CM_PEER_TREES; i++)
+		idx->root[i] = RB_ROOT;
 	idx->seq = 0;
 	idx->match_len = min_t(u8, match_len, CM_PEER_MATCH_MAX);
 }
@@ -95,12 +97,16 @@ void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len)
  * cm_peer_index_empty() - does the index hold nothing?
  * @idx: the index
  *
- * Return: true when neither tree has an entry.
+ * Return: true when no tree has an entry.
  */
 bool cm_peer_index_empty(const struct cm_peer_index *idx)
 {
-	return RB_EMPTY_ROOT(&idx->root[CM_PEER_WAITING]) &&
-	       RB_EMPTY_ROOT(&idx->root[CM_PEER_HELD]);
+	int i;
+
+	for (i = 0; i < CM_PEER_TREES; i++)
+		if (!RB_EMPTY_ROOT(&idx->root[i]))
+			return false;
+	return true;
 }
 
 /**

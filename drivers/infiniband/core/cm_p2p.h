@@ -7,8 +7,9 @@
  *
  *  - the arbiter that decides which end of a REQ collision stays active;
  *  - the index of one peer service ID (a node of ib_cm's
- *    listen_service_table): the local peer ids waiting for the other end
- *    and the peer REQs held for them, both found by the same key;
+ *    listen_service_table): the local peer ids waiting for the other end,
+ *    the peer REQs held for them and the REQs its listener took, all
+ *    found by the same key;
  *  - the device's queue of held REQs, bounded in count and age.
  *
  * Nothing here takes a lock: the caller serializes every call on the
@@ -77,14 +78,17 @@ struct cm_peer_entry {
 };
 
 /**
- * enum cm_peer_tree - the two trees of an index
+ * enum cm_peer_tree - the trees of an index
  * @CM_PEER_WAITING: local peer ids whose REQ waits for the other end
  * @CM_PEER_HELD: peer REQs that arrived before their local peer's REQ
+ * @CM_PEER_PENDING: REQs the service ID's listener took (on demand),
+ *	while their connection lasts
  * @CM_PEER_TREES: number of trees
  */
 enum cm_peer_tree {
 	CM_PEER_WAITING,
 	CM_PEER_HELD,
+	CM_PEER_PENDING,
 	CM_PEER_TREES,
 };
 

@@ -57,6 +57,7 @@ struct p2p_end {
 	int status;		/* 0 established, < 0 failed */
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
+	bool hold_req;		/* leave the REQ unanswered, see p2p_send_rep() */
 	int rej_reason;
 	/* identity: REQ private data and what the partner's REQ starts with */
 	u8 req_data[P2P_ID_LEN + P2P_NAME_LEN], match[P2P_ID_LEN];
@@ -137,6 +138,8 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 			/* client/server: the listener created a new id */
 			e->cm_id = cm_id;
 		}
+		if (e->hold_req)
+			break;
 		ret = p2p_send_rep(e);
 		if (ret)
 			p2p_finish(e, ret);
@@ -732,6 +735,169 @@ static void p2p_ib_client_server(struct kunit *test)
 }
 
 /*
+ * On demand: a peer service ID with a listener (ib_cm_insert_peer_listen()).
+ * The listener's REQs go to p2p_listen_end, an end whose own idle cm_id
+ * was dropped (cases run one at a time).
+ */
+static struct p2p_end *p2p_listen_end;
+
+static int p2p_listen_handler(struct ib_cm_id *cm_id,
+			      const struct ib_cm_event *ev)
+{
+	if (ev->event == IB_CM_REQ_RECEIVED)
+		cm_id->context = p2p_listen_end;
+	return p2p_cm_handler(cm_id, ev);
+}
+
+static void p2p_unlisten(void *listen)
+{
+	ib_destroy_cm_id(listen);
+	p2p_listen_end = NULL;
+}
+
+/* @al listens on @sid as peer: ends with an idle cm_id cannot take REQs */
+static struct ib_cm_id *p2p_peer_listen(struct kunit *test,
+					struct p2p_end *al, u64 sid)
+{
+	struct ib_cm_id *listen;
+
+	ib_destroy_cm_id(al->cm_id);
+	al->cm_id = NULL;
+	p2p_listen_end = al;
+	listen = ib_cm_insert_peer_listen(al->dev, p2p_listen_handler,
+					  cpu_to_be64(sid), P2P_ID_LEN);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, p2p_unlisten, listen));
+	return listen;
+}
+
+/*
+ * A REQ no peer id of its key waits for goes to the listener, as in
+ * client/server; a peer id of another key waits on meanwhile.
+ */
+static void p2p_ib_listen_takes(struct kunit *test)
+{
+	u64 port = P2P_SID + 0x300;
+	struct p2p_end *al = p2p_end_create(test, "al");
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	struct ib_cm_id *other;
+
+	p2p_peer_listen(test, al, port);
+	p2p_identity(test, a, port, port + 2, "a");	/* waits for another */
+	p2p_identity(test, b, port + 1, port, "b");
+	/* one handler per service ID; client/server listeners stay out */
+	other = ib_cm_insert_peer_listen(a->dev, p2p_cm_handler,
+					 cpu_to_be64(port), P2P_ID_LEN);
+	KUNIT_EXPECT_EQ(test, -EBUSY, PTR_ERR_OR_ZERO(other));
+	other = ib_cm_insert_listen(a->dev, p2p_listen_handler,
+				    cpu_to_be64(port));
+	KUNIT_EXPECT_TRUE(test, IS_ERR(other));
+	if (!IS_ERR(other))
+		ib_destroy_cm_id(other);
+
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, port + 2));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	p2p_wait(b);
+	p2p_wait(al);
+	KUNIT_EXPECT_EQ(test, 0, b->status);
+	KUNIT_EXPECT_EQ(test, 0, al->status);
+	KUNIT_EXPECT_TRUE(test, al->got_req);
+	KUNIT_EXPECT_FALSE(test, al->req_on_own_id);
+	KUNIT_EXPECT_TRUE(test, b->got_rep);
+	KUNIT_EXPECT_FALSE(test, b->got_mra);
+	KUNIT_EXPECT_STREQ(test, al->peer_name, "b");
+	KUNIT_EXPECT_FALSE(test, a->got_req);
+	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
+	p2p_exchange(test, al, b);
+}
+
+/* A REQ that a listed peer id waits for follows the collision rules. */
+static void p2p_ib_listen_collision(struct kunit *test)
+{
+	u64 port = P2P_SID + 0x310;
+	struct p2p_end *al = p2p_end_create(test, "al");
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+
+	p2p_peer_listen(test, al, port);
+	p2p_identity(test, a, port, port + 1, "a");
+	p2p_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, port + 1));
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	p2p_wait(a);
+	p2p_wait(b);
+	p2p_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_STREQ(test, a->peer_name, "b");
+	KUNIT_EXPECT_STREQ(test, b->peer_name, "a");
+	KUNIT_EXPECT_FALSE(test, al->got_req);
+	p2p_exchange(test, a, b);
+}
+
+/*
+ * b's REQ is at a's listener, unanswered: a's peer connect to b fails with
+ * -EALREADY; once the listener's id answered it, with -EISCONN.  Never a
+ * second connection for the pair.
+ */
+static void p2p_ib_listen_pending(struct kunit *test)
+{
+	u64 port = P2P_SID + 0x320;
+	struct p2p_end *al = p2p_end_create(test, "al");
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	unsigned long deadline = jiffies + P2P_TIMEOUT;
+
+	p2p_peer_listen(test, al, port);
+	al->hold_req = true;
+	p2p_identity(test, a, port, port + 1, "a");
+	p2p_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	while (!READ_ONCE(al->got_req) && time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_ASSERT_TRUE(test, al->got_req);
+	KUNIT_EXPECT_EQ(test, -EALREADY, p2p_peer_req(a, port + 1));
+	KUNIT_EXPECT_EQ(test, IB_CM_IDLE, a->cm_id->state);
+	KUNIT_ASSERT_EQ(test, 0, p2p_send_rep(al));
+	p2p_wait(b);
+	p2p_wait(al);
+	KUNIT_EXPECT_EQ(test, 0, b->status);
+	KUNIT_EXPECT_EQ(test, 0, al->status);
+	KUNIT_EXPECT_EQ(test, -EISCONN, p2p_peer_req(a, port + 1));
+	KUNIT_EXPECT_FALSE(test, a->got_req);
+	p2p_exchange(test, al, b);
+	/* the connection gone, a may connect again: b is no peer any more */
+	ib_destroy_cm_id(al->cm_id);
+	al->cm_id = NULL;
+	KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, port + 1));
+}
+
+/* Without a listener any more, REQs are held for a peer id again. */
+static void p2p_ib_listen_gone(struct kunit *test)
+{
+	u64 port = P2P_SID + 0x330;
+	struct p2p_end *al = p2p_end_create(test, "al");
+	struct p2p_end *a = p2p_end_create(test, "a");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	struct ib_cm_id *listen;
+
+	listen = p2p_peer_listen(test, al, port);
+	p2p_identity(test, a, port, port + 1, "a");
+	p2p_identity(test, b, port + 1, port, "b");
+	kunit_release_action(test, p2p_unlisten, listen);
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	msleep(200);
+	KUNIT_EXPECT_TRUE(test, b->got_mra);	/* held */
+	KUNIT_EXPECT_FALSE(test, al->got_req);
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, port + 1));
+	p2p_wait(a);
+	p2p_wait(b);
+	p2p_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_TRUE(test, a->got_req);	/* the late end is passive */
+	p2p_exchange(test, a, b);
+}
+
+/*
  * Teardown at each step of a collision.  Each end that stays must learn
  * of the failure in bounded time; KASAN, lockdep and kmemleak watch the
  * rest (checked by the test runner on the whole boot).
@@ -830,6 +996,10 @@ static struct kunit_case cm_p2p_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_ib_conflicts),
 	KUNIT_CASE_SLOW(p2p_ib_destroy_during_collision),
 	KUNIT_CASE_SLOW(p2p_ib_client_server),
+	KUNIT_CASE_SLOW(p2p_ib_listen_takes),
+	KUNIT_CASE_SLOW(p2p_ib_listen_collision),
+	KUNIT_CASE_SLOW(p2p_ib_listen_pending),
+	KUNIT_CASE_SLOW(p2p_ib_listen_gone),
 	KUNIT_CASE_SLOW(p2p_teardown_before_match),
 	KUNIT_CASE_SLOW(p2p_teardown_between_match_and_rep),
 	KUNIT_CASE_SLOW(p2p_teardown_holder_during_hold),

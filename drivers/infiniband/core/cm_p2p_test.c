@@ -225,6 +225,13 @@ static void p2p_index_basics(struct kunit *test)
 	cm_peer_del(&idx, CM_PEER_WAITING, &b);
 	cm_peer_del(&idx, CM_PEER_WAITING, &c);
 	KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
+	/* a listener's REQ alone keeps the index in use */
+	cm_peer_add(&idx, CM_PEER_PENDING, &a);
+	KUNIT_EXPECT_FALSE(test, cm_peer_index_empty(&idx));
+	KUNIT_EXPECT_PTR_EQ(test, &a, cm_peer_first(&idx, CM_PEER_PENDING, &key));
+	KUNIT_EXPECT_NULL(test, cm_peer_first(&idx, CM_PEER_WAITING, &key));
+	cm_peer_del(&idx, CM_PEER_PENDING, &a);
+	KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
 }
 
 /* Without a match blob only the GIDs count. */
