@@ -247,36 +247,40 @@ ONDEMAND_RANKS = (("a", "oa"), ("b", "op"), ("b", "oc"))
 
 
 def ondemand(t):
-    conns, rcs = {}, []
+    conns, rcs, late = {}, [], False
     for host, name in ONDEMAND_RANKS:
         scn = f"ondemand-{t}-{name}"
         rcs.append(rc(host, scn))
+        late |= "set-up ended" in read(host, f"{scn}.log")
         for line in read(host, f"{scn}.log").splitlines():
             f = line.split(maxsplit=5)
             if f[:1] == ["conn"] and len(f) >= 5:
                 conns.setdefault((f[2], f[3]), []).append(
                     (f[4], f[5] if len(f) > 5 else ""))
-    return conns, rcs
+    return conns, rcs, late
 
 
 ONDEMAND_PAIRS = {("oa", "op"), ("op", "oa"), ("oa", "oc"), ("oc", "oa")}
 for t, what in (("same", "all at once"), ("alate", "a 1 s late"),
                 ("blate", "b 1 s late")):
-    conns, rcs = ondemand(t)
+    conns, rcs, late = ondemand(t)
     via = {k: v[0][1] for k, v in conns.items() if len(v) == 1}
     good = (set(conns) == ONDEMAND_PAIRS and
             all(len(v) == 1 and v[0][0] == "ok" for v in conns.values()) and
             all(code == 0 for code in rcs) and
             via.get(("oc", "oa")) == "client" and
             via.get(("oa", "oc")) == "listener")
-    if t == "alate":
+    # the path each timing must take, unless a set-up overran the start
+    # time (slow debug VMs) and the skew is not what was asked for
+    if t == "alate" and not late:
         # op's REQ reached a's listener first: a's rdma_connect() to op
         # said EALREADY and a accepted op's request instead
         good = good and via.get(("oa", "op")) == "listener"
-    if t == "blate":
+    if t == "blate" and not late:
         # a's REQ was held at b until op connected: the peer path
         good = good and via.get(("oa", "op")) == via.get(("op", "oa")) == "peer"
     check(f"ondemand_{t}_one_connection_per_pair", good,
+          ("(set-up late, path not checked) " if late else "") +
           f"({what}: " + " ".join(
               f"{x}>{y}:" + ",".join(f"{st}/{v}" for st, v in conns[(x, y)])
               for x, y in sorted(conns)) + f"; rc {rcs})")

@@ -744,8 +744,11 @@ static struct p2p_end *p2p_listen_end;
 static int p2p_listen_handler(struct ib_cm_id *cm_id,
 			      const struct ib_cm_event *ev)
 {
-	if (ev->event == IB_CM_REQ_RECEIVED)
+	if (ev->event == IB_CM_REQ_RECEIVED) {
+		if (!p2p_listen_end)
+			return -ECONNREFUSED;	/* the case is over */
 		cm_id->context = p2p_listen_end;
+	}
 	return p2p_cm_handler(cm_id, ev);
 }
 
@@ -1865,6 +1868,7 @@ struct p2p_race {
 	struct p2p_end *e;
 	u64 sid;
 	unsigned int delay_us;
+	unsigned int max_delay_us;	/* P2P_RACE_JITTER_US if 0 */
 	bool destroy;	/* destroy e's cm_id instead of connecting */
 	int ret;
 };
@@ -1887,7 +1891,8 @@ static void p2p_race_start(struct p2p_race *r)
 {
 	unsigned int cpu;
 
-	r->delay_us = get_random_u32_below(P2P_RACE_JITTER_US);
+	r->delay_us = get_random_u32_below(r->max_delay_us ?:
+					   P2P_RACE_JITTER_US);
 	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
 	INIT_WORK_ONSTACK(&r->work, p2p_race_fn);
 	queue_work_on(cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND,
@@ -2148,11 +2153,67 @@ static void p2p_race_destroy_vs_match(struct kunit *test)
 	p2p_race_expect_none_held(test, held0);
 }
 
+/*
+ * On demand: b's REQ reaches a's port, which has a listener, while a's
+ * peer connect to b runs on another CPU.  The REQ is the listener's (a's
+ * connect says EALREADY or EISCONN, the listener's id answers) or a's
+ * peer id's (collision or hold), never both and never neither.
+ */
+static void p2p_race_listen_vs_connect(struct kunit *test)
+{
+	unsigned int i, listened = 0;
+	unsigned long held0;
+
+	held0 = p2p_race_begin(test);
+	for (i = 0; i < p2p_race_rounds; i++) {
+		u64 port = P2P_RACE_SID + 0x4000 + 2 * i;
+		struct p2p_end *al = p2p_end_create(test, "al");
+		struct p2p_end *a = p2p_end_create(test, "a");
+		struct p2p_end *b = p2p_end_create(test, "b");
+		/* the REQ's handling takes longer than its transit */
+		struct p2p_race r = { .e = a, .sid = port + 1,
+				      .max_delay_us = 10 * P2P_RACE_JITTER_US };
+		struct ib_cm_id *listen;
+
+		listen = p2p_peer_listen(test, al, port);
+		p2p_identity(test, a, port, port + 1, "a");
+		p2p_identity(test, b, port + 1, port, "b");
+		p2p_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(b, port));
+		p2p_race_finish(&r);
+		p2p_wait(b);
+		if (r.ret) {
+			KUNIT_EXPECT_TRUE_MSG(test, r.ret == -EALREADY ||
+					      r.ret == -EISCONN, "%d", r.ret);
+			p2p_wait(al);
+			KUNIT_EXPECT_EQ(test, 0, al->status);
+			KUNIT_EXPECT_TRUE(test, b->got_rep);
+			KUNIT_EXPECT_FALSE(test, a->got_req);
+			p2p_exchange(test, al, b);
+			listened++;
+		} else {
+			p2p_wait(a);
+			p2p_expect_one_connection(test, a, b);
+			KUNIT_EXPECT_FALSE(test, al->got_req);
+			p2p_exchange(test, a, b);
+		}
+		kunit_release_action(test, p2p_unlisten, listen);
+		kunit_release_action(test, p2p_end_release, al);
+		p2p_race_release(test, a, b);
+		if (p2p_race_failed(test, i))
+			return;
+	}
+	kunit_info(test, "%u rounds: %u to the listener, %u to the peer id\n",
+		   i, listened, i - listened);
+	p2p_race_expect_none_held(test, held0);
+}
+
 static struct kunit_case cm_p2p_race_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_race_claim_vs_hold),
 	KUNIT_CASE_SLOW(p2p_race_dup_vs_passive),
 	KUNIT_CASE_SLOW(p2p_race_rej_vs_hold),
 	KUNIT_CASE_SLOW(p2p_race_destroy_vs_match),
+	KUNIT_CASE_SLOW(p2p_race_listen_vs_connect),
 	{}
 };
 
