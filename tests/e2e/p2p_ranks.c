@@ -256,8 +256,9 @@ static struct rdma_cm_id *on_connect_request(struct rdma_cm_event *ev)
 	int i;
 
 	inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip));
-	for (i = 0; got && ev->param.conn.private_data_len >= NAME_LEN &&
-		    i < o.npeers; i++)
+	if (ev->param.conn.private_data_len < NAME_LEN)
+		got = NULL;
+	for (i = 0; got && i < o.npeers; i++)
 		if (!strncmp(got, peers[i].name, NAME_LEN))
 			p = &peers[i];
 	if (!p || (p->mode != 'a' && !p->pending) || p->accepted ||
