@@ -247,7 +247,7 @@ ONDEMAND_RANKS = (("a", "oa"), ("b", "op"), ("b", "oc"))
 
 
 def ondemand(t):
-    conns, rcs, late = {}, [], False
+    conns, rcs, late, ms = {}, [], False, {}
     for host, name in ONDEMAND_RANKS:
         scn = f"ondemand-{t}-{name}"
         rcs.append(rc(host, scn))
@@ -257,13 +257,15 @@ def ondemand(t):
             if f[:1] == ["conn"] and len(f) >= 5:
                 conns.setdefault((f[2], f[3]), []).append(
                     (f[4], f[5] if len(f) > 5 else ""))
-    return conns, rcs, late
+            if f[:1] == ["time"] and len(f) == 5:
+                ms[(f[2], f[3])] = f[4]
+    return conns, rcs, late, ms
 
 
 ONDEMAND_PAIRS = {("oa", "op"), ("op", "oa"), ("oa", "oc"), ("oc", "oa")}
 for t, what in (("same", "all at once"), ("alate", "a 1 s late"),
                 ("blate", "b 1 s late")):
-    conns, rcs, late = ondemand(t)
+    conns, rcs, late, ms = ondemand(t)
     via = {k: v[0][1] for k, v in conns.items() if len(v) == 1}
     good = (set(conns) == ONDEMAND_PAIRS and
             all(len(v) == 1 and v[0][0] == "ok" for v in conns.values()) and
@@ -283,6 +285,7 @@ for t, what in (("same", "all at once"), ("alate", "a 1 s late"),
           ("(set-up late, path not checked) " if late else "") +
           f"({what}: " + " ".join(
               f"{x}>{y}:" + ",".join(f"{st}/{v}" for st, v in conns[(x, y)])
+              + f"/{ms.get((x, y), '?')}ms"
               for x, y in sorted(conns)) + f"; rc {rcs})")
 
 # 4. stock client/server rping between the hosts: both ends saw all 5

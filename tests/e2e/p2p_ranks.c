@@ -56,6 +56,7 @@ struct peer {
 	struct ibv_mr *mr;
 	char send[NAME_LEN], recv[NAME_LEN];
 	int established, sent, received, done, disconnected;
+	double t_done;		/* when done, ok or not */
 	const char *fail;
 	char why[96];
 };
@@ -225,8 +226,10 @@ static void on_wc(struct ibv_wc *wc)
 	} else {
 		p->sent = 1;
 	}
-	if (p->sent && p->received && !p->done)
+	if (p->sent && p->received && !p->done) {
 		p->done = 1;
+		p->t_done = now_ms();
+	}
 }
 
 static void poll_wcs(void)
@@ -366,7 +369,7 @@ static int run_round(int round, double start)
 	};
 	struct rdma_cm_event *ev;
 	int i, left, failed = 0;
-	double deadline;
+	double deadline, t0;
 
 	for (i = 0; i < o.npeers; i++) {
 		struct peer *p = &peers[i];
@@ -388,6 +391,7 @@ static int run_round(int round, double start)
 		usleep(1000);
 	cp.private_data = peers[0].send;
 	cp.private_data_len = NAME_LEN;
+	t0 = now_ms();
 	for (i = 0; i < o.npeers; i++) {
 		struct peer *p = &peers[i];
 
@@ -425,6 +429,9 @@ static int run_round(int round, double start)
 		       p->fail ? "FAIL" : "ok", p->fail ? p->fail :
 		       p->accepted ? "listener" :
 		       p->mode == 'c' ? "client" : "peer");
+		if (!p->fail)	/* from our connect (or start) to its SEND */
+			printf("time %d %s %s %.0f\n", round, o.name, p->name,
+			       p->t_done - t0);
 	}
 	/* a clean end for the next round: disconnect, then destroy */
 	for (i = 0; i < o.npeers; i++)
