@@ -63,6 +63,7 @@ td_kill() {	# td_kill <port>; results in td-kill*
 run_suite cm_p2p_ib ktap-cm_p2p_ib.txt
 run_suite cm_p2p_fault ktap-cm_p2p_fault.txt
 run_suite cm_p2p_race ktap-cm_p2p_race.txt
+run_suite cm_p2p_rdma ktap-cm_p2p_rdma.txt
 if [ -x "${P2P_BIN:-}" ]; then
 	{
 		set -x

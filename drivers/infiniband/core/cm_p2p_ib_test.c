@@ -29,6 +29,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #include "cm_msgs.h"
 #include "cm_p2p_fault.h"
@@ -1031,6 +1032,324 @@ static struct kunit_suite cm_p2p_ib_test_suite = {
 };
 
 kunit_test_suite(cm_p2p_ib_test_suite);
+
+#if IS_ENABLED(CONFIG_INFINIBAND_ADDR_TRANS)
+/*
+ * Suite cm_p2p_rdma: the rdma_cm kernel API with kernel QPs, as an
+ * in-kernel ULP uses it.  Two rdma_cm ids on the device's IPv4 address,
+ * two ports, connect to each other with rdma_set_peer_to_peer(): the
+ * passive end's REP is sent by rdma_cm from its CM handler, both ends get
+ * RDMA_CM_EVENT_ESTABLISHED with the other's private data, and a SEND
+ * goes each way.
+ */
+#define P2P_RDMA_PORT	7900
+
+struct p2p_rdma_end {
+	struct kunit *test;
+	char name[P2P_NAME_LEN];
+	struct ib_device *dev;
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct sockaddr_in src, dst;
+	struct completion event;
+	enum rdma_cm_event_type last;
+	int status;
+	char peer_name[P2P_NAME_LEN];
+	struct ib_cqe send_cqe, recv_cqe;
+	char *buf;		/* what we send, then what we receive */
+	u64 dma;
+	int sends, recvs, wc_errors;
+};
+
+static int p2p_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct p2p_rdma_end *e = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED &&
+	    ev->param.conn.private_data)
+		memcpy(e->peer_name, ev->param.conn.private_data,
+		       P2P_NAME_LEN - 1);
+	e->last = ev->event;
+	e->status = ev->status;
+	complete(&e->event);
+	return 0;
+}
+
+static void p2p_rdma_expect(struct p2p_rdma_end *e,
+			    enum rdma_cm_event_type want)
+{
+	KUNIT_ASSERT_GT_MSG(e->test,
+			    wait_for_completion_timeout(&e->event, P2P_TIMEOUT),
+			    0L, "%s: no event in %d s", e->name,
+			    P2P_TIMEOUT / HZ);
+	KUNIT_ASSERT_EQ_MSG(e->test, want, e->last, "%s: %s, status %d",
+			    e->name, rdma_event_msg(e->last), e->status);
+}
+
+static void p2p_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct p2p_rdma_end *e =
+		container_of(wc->wr_cqe, struct p2p_rdma_end, send_cqe);
+
+	if (wc->status == IB_WC_SUCCESS)
+		e->sends++;
+	else
+		e->wc_errors++;
+}
+
+static void p2p_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct p2p_rdma_end *e =
+		container_of(wc->wr_cqe, struct p2p_rdma_end, recv_cqe);
+
+	if (wc->status == IB_WC_SUCCESS)
+		e->recvs++;
+	else
+		e->wc_errors++;
+}
+
+static void p2p_rdma_end_release(void *data)
+{
+	struct p2p_rdma_end *e = data;
+
+	if (e->id && e->id->qp)
+		rdma_destroy_qp(e->id);
+	if (e->id)
+		rdma_destroy_id(e->id);
+	if (e->cq)
+		ib_free_cq(e->cq);
+	if (e->dma)
+		ib_dma_unmap_single(e->dev, e->dma, 2 * P2P_NAME_LEN,
+				    DMA_BIDIRECTIONAL);
+	kfree(e->buf);
+	if (e->pd)
+		ib_dealloc_pd(e->pd);
+	ib_device_put(e->dev);
+}
+
+static void p2p_rdma_addr(struct sockaddr_in *sin, __be32 ip, u16 port)
+{
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = ip;
+	sin->sin_port = htons(port);
+}
+
+/* An id bound to the device's IPv4 address, @port; the peer at @peer_port */
+static struct p2p_rdma_end *p2p_rdma_end_create(struct kunit *test,
+						const char *name, u16 port,
+						u16 peer_port)
+{
+	const struct ib_gid_attr *gid;
+	struct p2p_rdma_end *e;
+	struct ib_device *dev;
+	__be32 ip;
+
+	dev = ib_device_get_by_name(p2p_dev_name, RDMA_DRIVER_UNKNOWN);
+	if (!dev)
+		kunit_skip(test, "no RDMA device %s", p2p_dev_name);
+	gid = p2p_find_gid(dev);
+	if (!gid) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "%s has no RoCE v2 IPv4 GID",
+				     p2p_dev_name);
+	}
+	memcpy(&ip, &gid->gid.raw[12], sizeof(ip));
+	rdma_put_gid_attr(gid);
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	if (!e) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "out of memory");
+	}
+	e->test = test;
+	e->dev = dev;
+	strscpy(e->name, name, sizeof(e->name));
+	init_completion(&e->event);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+					p2p_rdma_end_release, e));
+	p2p_rdma_addr(&e->src, ip, port);
+	p2p_rdma_addr(&e->dst, ip, peer_port);
+	e->id = rdma_create_id(&init_net, p2p_rdma_handler, e, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(e->id)) {
+		e->id = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "rdma_create_id failed");
+	}
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(e->id,
+						(struct sockaddr *)&e->src));
+	return e;
+}
+
+/* Resolve, set the option, a kernel QP with a RECV posted. */
+static void p2p_rdma_prepare(struct p2p_rdma_end *e)
+{
+	struct kunit *test = e->test;
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_sge sge;
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_addr(e->id,
+				(struct sockaddr *)&e->src,
+				(struct sockaddr *)&e->dst, 2000));
+	p2p_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(e->id, 2000));
+	p2p_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(e->id, true));
+
+	e->pd = ib_alloc_pd(e->id->device, 0);
+	if (IS_ERR(e->pd)) {
+		e->pd = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_alloc_pd failed");
+	}
+	e->cq = ib_alloc_cq(e->id->device, NULL, 8, 0, IB_POLL_DIRECT);
+	if (IS_ERR(e->cq)) {
+		e->cq = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_alloc_cq failed");
+	}
+	init.send_cq = e->cq;
+	init.recv_cq = e->cq;
+	KUNIT_ASSERT_EQ(test, 0, rdma_create_qp(e->id, e->pd, &init));
+
+	e->buf = kzalloc(2 * P2P_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e->buf);
+	strscpy(e->buf, e->name, P2P_NAME_LEN);
+	e->dma = ib_dma_map_single(e->dev, e->buf, 2 * P2P_NAME_LEN,
+				   DMA_BIDIRECTIONAL);
+	e->send_cqe.done = p2p_rdma_send_done;
+	e->recv_cqe.done = p2p_rdma_recv_done;
+	sge.addr = e->dma + P2P_NAME_LEN;
+	sge.length = P2P_NAME_LEN;
+	sge.lkey = e->pd->local_dma_lkey;
+	wr.wr_cqe = &e->recv_cqe;
+	KUNIT_ASSERT_EQ(test, 0, ib_post_recv(e->id->qp, &wr, NULL));
+}
+
+static int p2p_rdma_connect(struct p2p_rdma_end *e)
+{
+	struct rdma_conn_param cp = {
+		.private_data = e->name,
+		.private_data_len = P2P_NAME_LEN,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+
+	return rdma_connect(e->id, &cp);
+}
+
+/* Both ESTABLISHED with the other's name, then a SEND each way. */
+static void p2p_rdma_expect_connected(struct p2p_rdma_end *a,
+				      struct p2p_rdma_end *b)
+{
+	struct kunit *test = a->test;
+	struct p2p_rdma_end *ends[2] = { a, b };
+	unsigned long deadline;
+	int i;
+
+	p2p_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
+	p2p_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
+	KUNIT_EXPECT_STREQ(test, a->peer_name, b->name);
+	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
+	for (i = 0; i < 2; i++) {
+		struct ib_sge sge = {
+			.addr = ends[i]->dma,
+			.length = P2P_NAME_LEN,
+			.lkey = ends[i]->pd->local_dma_lkey,
+		};
+		struct ib_send_wr wr = {
+			.wr_cqe = &ends[i]->send_cqe,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		};
+
+		KUNIT_ASSERT_EQ(test, 0, ib_post_send(ends[i]->id->qp, &wr,
+						      NULL));
+	}
+	deadline = jiffies + P2P_TIMEOUT;
+	while (time_before(jiffies, deadline) &&
+	       !(a->sends && a->recvs && b->sends && b->recvs)) {
+		ib_process_cq_direct(a->cq, 4);
+		ib_process_cq_direct(b->cq, 4);
+		usleep_range(2000, 5000);
+	}
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->sends, "%s",
+				    ends[i]->name);
+		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->recvs, "%s",
+				    ends[i]->name);
+		KUNIT_EXPECT_EQ(test, 0, ends[i]->wc_errors);
+	}
+	ib_dma_sync_single_for_cpu(a->dev, a->dma, 2 * P2P_NAME_LEN,
+				   DMA_BIDIRECTIONAL);
+	ib_dma_sync_single_for_cpu(b->dev, b->dma, 2 * P2P_NAME_LEN,
+				   DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_STREQ(test, a->buf + P2P_NAME_LEN, b->name);
+	KUNIT_EXPECT_STREQ(test, b->buf + P2P_NAME_LEN, a->name);
+}
+
+/* Both rdma_connect() at once: collision or hold, one connection. */
+static void p2p_rdma_collision(struct kunit *test)
+{
+	struct p2p_rdma_end *a, *b;
+
+	a = p2p_rdma_end_create(test, "ka", P2P_RDMA_PORT, P2P_RDMA_PORT + 1);
+	b = p2p_rdma_end_create(test, "kb", P2P_RDMA_PORT + 1, P2P_RDMA_PORT);
+	p2p_rdma_prepare(a);
+	p2p_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(a));
+	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(b));
+	p2p_rdma_expect_connected(a, b);
+}
+
+/*
+ * b's id does not exist yet when a connects: a's REQ is rejected and sent
+ * again, then held once b is bound, and b turns passive on it, its REP
+ * sent from the CM handler with a kernel QP.
+ */
+static void p2p_rdma_late(struct kunit *test)
+{
+	unsigned long passive = p2p_counter(test, "cm_p2p/turned_passive");
+	unsigned long resent = p2p_counter(test, "cm_p2p/resent");
+	struct p2p_rdma_end *a, *b;
+
+	a = p2p_rdma_end_create(test, "ka", P2P_RDMA_PORT + 2,
+				P2P_RDMA_PORT + 3);
+	p2p_rdma_prepare(a);
+	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(a));
+	msleep(300);
+	b = p2p_rdma_end_create(test, "kb", P2P_RDMA_PORT + 3,
+				P2P_RDMA_PORT + 2);
+	p2p_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(b));
+	p2p_rdma_expect_connected(a, b);
+	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_p2p/resent"), resent);
+	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_p2p/turned_passive"),
+			passive);
+}
+
+static struct kunit_case cm_p2p_rdma_test_cases[] = {
+	KUNIT_CASE_SLOW(p2p_rdma_collision),
+	KUNIT_CASE_SLOW(p2p_rdma_late),
+	{}
+};
+
+static struct kunit_suite cm_p2p_rdma_test_suite = {
+	.name = "cm_p2p_rdma",
+	.suite_init = cm_p2p_ib_suite_init,
+	.test_cases = cm_p2p_rdma_test_cases,
+};
+
+kunit_test_suite(cm_p2p_rdma_test_suite);
+#endif /* CONFIG_INFINIBAND_ADDR_TRANS */
 
 /*
  * Suite cm_p2p_fuzz: REQ MADs from a MAD agent of our own, sent to the CM
