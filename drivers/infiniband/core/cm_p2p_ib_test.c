@@ -59,6 +59,8 @@ struct p2p_end {
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
 	bool hold_req;		/* leave the REQ unanswered, see p2p_send_rep() */
+	unsigned int slow_req_ms;	/* the REQ event takes this long */
+	bool in_req, req_refused;	/* the REQ event began, refused */
 	int rej_reason;
 	/* identity: REQ private data and what the partner's REQ starts with */
 	u8 req_data[P2P_ID_LEN + P2P_NAME_LEN], match[P2P_ID_LEN];
@@ -124,6 +126,9 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 
 	switch (ev->event) {
 	case IB_CM_REQ_RECEIVED:
+		WRITE_ONCE(e->in_req, true);
+		if (e->slow_req_ms)
+			msleep(e->slow_req_ms);
 		e->got_req = true;
 		memcpy(e->peer_name, (u8 *)ev->private_data + P2P_ID_LEN,
 		       P2P_NAME_LEN - 1);
@@ -133,6 +138,7 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 			if (cm_id == e->cm_id)
 				e->cm_id = NULL;
 			p2p_finish(e, -ECANCELED);
+			WRITE_ONCE(e->req_refused, true);
 			return -ECANCELED;
 		}
 		if (cm_id != e->cm_id) {
@@ -902,6 +908,36 @@ static void p2p_ib_listen_gone(struct kunit *test)
 }
 
 /*
+ * The listener goes while a REQ is delivered through it: its
+ * ib_destroy_cm_id() waits for the event, as for any listener; the
+ * handler then refuses the REQ and the CM destroys the new id, which held
+ * the last share of the service ID but one.
+ */
+static void p2p_ib_listen_destroy_during_req(struct kunit *test)
+{
+	u64 port = P2P_SID + 0x340;
+	struct p2p_end *al = p2p_end_create(test, "al");
+	struct p2p_end *b = p2p_end_create(test, "b");
+	unsigned long deadline = jiffies + P2P_TIMEOUT;
+	struct ib_cm_id *listen;
+
+	listen = p2p_peer_listen(test, al, port);
+	al->refuse_req = true;
+	al->slow_req_ms = 300;
+	p2p_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	while (!READ_ONCE(al->in_req) && time_before(jiffies, deadline))
+		msleep(5);
+	KUNIT_ASSERT_TRUE(test, READ_ONCE(al->in_req));
+	kunit_release_action(test, p2p_unlisten, listen);
+	KUNIT_EXPECT_TRUE_MSG(test, READ_ONCE(al->req_refused),
+			      "the listener went before its REQ event ended");
+	p2p_wait(b);
+	KUNIT_EXPECT_TRUE(test, b->got_rej);
+	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
+}
+
+/*
  * Teardown at each step of a collision.  Each end that stays must learn
  * of the failure in bounded time; KASAN, lockdep and kmemleak watch the
  * rest (checked by the test runner on the whole boot).
@@ -1004,6 +1040,7 @@ static struct kunit_case cm_p2p_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(p2p_ib_listen_collision),
 	KUNIT_CASE_SLOW(p2p_ib_listen_pending),
 	KUNIT_CASE_SLOW(p2p_ib_listen_gone),
+	KUNIT_CASE_SLOW(p2p_ib_listen_destroy_during_req),
 	KUNIT_CASE_SLOW(p2p_teardown_before_match),
 	KUNIT_CASE_SLOW(p2p_teardown_between_match_and_rep),
 	KUNIT_CASE_SLOW(p2p_teardown_holder_during_hold),
