@@ -1354,12 +1354,13 @@ static void p2p_rdma_collision(struct kunit *test)
  */
 static void p2p_rdma_late(struct kunit *test)
 {
-	unsigned long passive = p2p_counter(test, "cm_p2p/turned_passive");
-	unsigned long resent = p2p_counter(test, "cm_p2p/resent");
+	unsigned long passive, resent;
 	struct p2p_rdma_end *a, *b;
 
 	a = p2p_rdma_end_create(test, "ka", P2P_RDMA_PORT + 2,
 				P2P_RDMA_PORT + 3);
+	passive = p2p_counter(test, "cm_p2p/turned_passive");
+	resent = p2p_counter(test, "cm_p2p/resent");
 	p2p_rdma_prepare(a);
 	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(a));
 	msleep(300);
