@@ -927,7 +927,7 @@ static void p2p_ib_listen_destroy_during_req(struct kunit *test)
 	p2p_identity(test, b, port + 1, port, "b");
 	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
 	while (!READ_ONCE(al->in_req) && time_before(jiffies, deadline))
-		msleep(5);
+		usleep_range(5000, 10000);
 	KUNIT_ASSERT_TRUE(test, READ_ONCE(al->in_req));
 	kunit_release_action(test, p2p_unlisten, listen);
 	KUNIT_EXPECT_TRUE_MSG(test, READ_ONCE(al->req_refused),
@@ -1203,8 +1203,9 @@ static struct p2p_rdma_end *p2p_rdma_end_create(struct kunit *test,
 	e->dev = dev;
 	strscpy(e->name, name, sizeof(e->name));
 	init_completion(&e->event);
-	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
-					p2p_rdma_end_release, e));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, p2p_rdma_end_release,
+						  e));
 	p2p_rdma_addr(&e->src, ip, port);
 	p2p_rdma_addr(&e->dst, ip, peer_port);
 	e->id = rdma_create_id(&init_net, p2p_rdma_handler, e, RDMA_PS_TCP,
@@ -1231,9 +1232,9 @@ static void p2p_rdma_prepare(struct p2p_rdma_end *e)
 	struct ib_sge sge;
 	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
 
-	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_addr(e->id,
-				(struct sockaddr *)&e->src,
-				(struct sockaddr *)&e->dst, 2000));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(e->id, (struct sockaddr *)&e->src,
+					  (struct sockaddr *)&e->dst, 2000));
 	p2p_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
 	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(e->id, 2000));
 	p2p_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
