@@ -44,6 +44,16 @@ MODULE_PARM_DESC(dev, "RDMA device the cm_p2p_ib suite runs on");
 #define P2P_ID_LEN	8	/* match blob: the sender's service ID */
 #define P2P_NAME_LEN	16
 
+/* One end's data path: a SEND from one buffer, a RECV into another */
+struct p2p_wire {
+	const char *name;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct ib_sge send_sge, recv_sge;
+	struct ib_cqe send_cqe, recv_cqe;
+	int sends, recvs, wc_errors;
+};
+
 struct p2p_end {
 	struct kunit *test;
 	const char *name;
@@ -67,10 +77,9 @@ struct p2p_end {
 	bool has_match;
 	char peer_name[P2P_NAME_LEN];	/* from its REQ or REP */
 	/* data path */
-	struct ib_cqe send_cqe, recv_cqe;
+	struct p2p_wire wire;
 	u64 *send_buf, *recv_buf;
 	u64 send_dma, recv_dma;
-	int sends_done, recvs_done, wc_errors;
 };
 
 static unsigned long p2p_counter(struct kunit *test, const char *name);
@@ -188,22 +197,82 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 
 static void p2p_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct p2p_end *e = container_of(wc->wr_cqe, struct p2p_end, send_cqe);
+	struct p2p_wire *w = container_of(wc->wr_cqe, struct p2p_wire,
+					  send_cqe);
 
 	if (wc->status == IB_WC_SUCCESS)
-		e->sends_done++;
+		w->sends++;
 	else
-		e->wc_errors++;
+		w->wc_errors++;
 }
 
 static void p2p_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct p2p_end *e = container_of(wc->wr_cqe, struct p2p_end, recv_cqe);
+	struct p2p_wire *w = container_of(wc->wr_cqe, struct p2p_wire,
+					  recv_cqe);
 
 	if (wc->status == IB_WC_SUCCESS)
-		e->recvs_done++;
+		w->recvs++;
 	else
-		e->wc_errors++;
+		w->wc_errors++;
+}
+
+/* Set up @w for @len bytes each way, DMA addresses given, post the RECV. */
+static int p2p_wire_init(struct p2p_wire *w, const char *name,
+			 struct ib_qp *qp, struct ib_cq *cq, u32 lkey,
+			 u64 send_addr, u64 recv_addr, u32 len)
+{
+	struct ib_recv_wr wr = {
+		.wr_cqe = &w->recv_cqe,
+		.sg_list = &w->recv_sge,
+		.num_sge = 1,
+	};
+
+	w->name = name;
+	w->qp = qp;
+	w->cq = cq;
+	w->send_sge = (struct ib_sge){ .addr = send_addr, .length = len,
+				       .lkey = lkey };
+	w->recv_sge = (struct ib_sge){ .addr = recv_addr, .length = len,
+				       .lkey = lkey };
+	w->send_cqe.done = p2p_send_done;
+	w->recv_cqe.done = p2p_recv_done;
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+/* Post one SEND each way and wait for both ends' completions. */
+static void p2p_wire_exchange(struct kunit *test, struct p2p_wire *a,
+			      struct p2p_wire *b)
+{
+	struct p2p_wire *ends[2] = { a, b };
+	unsigned long deadline = jiffies + P2P_TIMEOUT;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct ib_send_wr wr = {
+			.wr_cqe = &ends[i]->send_cqe,
+			.sg_list = &ends[i]->send_sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		};
+
+		KUNIT_ASSERT_EQ(test, 0, ib_post_send(ends[i]->qp, &wr, NULL));
+	}
+	while (time_before(jiffies, deadline)) {
+		for (i = 0; i < 2; i++)
+			ib_process_cq_direct(ends[i]->cq, 8);
+		if (a->sends && a->recvs && b->sends && b->recvs)
+			break;
+		usleep_range(5000, 10000);
+	}
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->sends, "%s",
+				    ends[i]->name);
+		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->recvs, "%s",
+				    ends[i]->name);
+		KUNIT_EXPECT_EQ(test, 0, ends[i]->wc_errors);
+	}
 }
 
 /* The first RoCE v2 GID with an IPv4 address: our end of the path. */
@@ -266,8 +335,6 @@ static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
 		.port_num = 1,
 		.qp_access_flags = IB_ACCESS_LOCAL_WRITE,
 	};
-	struct ib_recv_wr wr = {}, *bad;
-	struct ib_sge sge;
 	struct net_device *ndev;
 	struct ib_device *dev;
 	struct p2p_end *e;
@@ -340,16 +407,10 @@ static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
 					DMA_TO_DEVICE);
 	e->recv_dma = ib_dma_map_single(dev, e->recv_buf, sizeof(u64),
 					DMA_FROM_DEVICE);
-	e->recv_cqe.done = p2p_recv_done;
-	e->send_cqe.done = p2p_send_done;
-	sge.addr = e->recv_dma;
-	sge.length = sizeof(u64);
-	sge.lkey = e->pd->local_dma_lkey;
-	wr.wr_cqe = &e->recv_cqe;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	KUNIT_ASSERT_EQ(test, 0, ib_post_recv(e->qp, &wr,
-					      (const struct ib_recv_wr **)&bad));
+	KUNIT_ASSERT_EQ(test, 0,
+			p2p_wire_init(&e->wire, name, e->qp, e->cq,
+				      e->pd->local_dma_lkey, e->send_dma,
+				      e->recv_dma, sizeof(u64)));
 
 	e->cm_id = ib_create_cm_id(dev, p2p_cm_handler, e);
 	if (IS_ERR(e->cm_id)) {
@@ -407,45 +468,11 @@ static void p2p_wait(struct p2p_end *e)
 			    P2P_TIMEOUT / HZ);
 }
 
-/* Post one SEND each way and wait for both ends' completions. */
+/* A SEND each way; each end sends its QPN. */
 static void p2p_exchange(struct kunit *test, struct p2p_end *a,
 			 struct p2p_end *b)
 {
-	struct p2p_end *ends[2] = { a, b };
-	unsigned long deadline = jiffies + P2P_TIMEOUT;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		struct ib_sge sge = {
-			.addr = ends[i]->send_dma,
-			.length = sizeof(u64),
-			.lkey = ends[i]->pd->local_dma_lkey,
-		};
-		struct ib_send_wr wr = {
-			.wr_cqe = &ends[i]->send_cqe,
-			.sg_list = &sge,
-			.num_sge = 1,
-			.opcode = IB_WR_SEND,
-			.send_flags = IB_SEND_SIGNALED,
-		};
-
-		KUNIT_ASSERT_EQ(test, 0, ib_post_send(ends[i]->qp, &wr, NULL));
-	}
-	while (time_before(jiffies, deadline)) {
-		for (i = 0; i < 2; i++)
-			ib_process_cq_direct(ends[i]->cq, 8);
-		if (a->sends_done && a->recvs_done && b->sends_done &&
-		    b->recvs_done)
-			break;
-		usleep_range(5000, 10000);
-	}
-	for (i = 0; i < 2; i++) {
-		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->sends_done, "%s",
-				    ends[i]->name);
-		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->recvs_done, "%s",
-				    ends[i]->name);
-		KUNIT_EXPECT_EQ(test, 0, ends[i]->wc_errors);
-	}
+	p2p_wire_exchange(test, &a->wire, &b->wire);
 	/* each end received the other's QPN: connected to each other */
 	KUNIT_EXPECT_EQ(test, (u64)b->qp->qp_num, *a->recv_buf);
 	KUNIT_EXPECT_EQ(test, (u64)a->qp->qp_num, *b->recv_buf);
@@ -1093,10 +1120,9 @@ struct p2p_rdma_end {
 	enum rdma_cm_event_type last;
 	int status;
 	char peer_name[P2P_NAME_LEN];
-	struct ib_cqe send_cqe, recv_cqe;
+	struct p2p_wire wire;
 	char *buf;		/* what we send, then what we receive */
 	u64 dma;
-	int sends, recvs, wc_errors;
 };
 
 static int p2p_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -1122,28 +1148,6 @@ static void p2p_rdma_expect(struct p2p_rdma_end *e,
 			    P2P_TIMEOUT / HZ);
 	KUNIT_ASSERT_EQ_MSG(e->test, want, e->last, "%s: %s, status %d",
 			    e->name, rdma_event_msg(e->last), e->status);
-}
-
-static void p2p_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct p2p_rdma_end *e =
-		container_of(wc->wr_cqe, struct p2p_rdma_end, send_cqe);
-
-	if (wc->status == IB_WC_SUCCESS)
-		e->sends++;
-	else
-		e->wc_errors++;
-}
-
-static void p2p_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct p2p_rdma_end *e =
-		container_of(wc->wr_cqe, struct p2p_rdma_end, recv_cqe);
-
-	if (wc->status == IB_WC_SUCCESS)
-		e->recvs++;
-	else
-		e->wc_errors++;
 }
 
 static void p2p_rdma_end_release(void *data)
@@ -1229,8 +1233,6 @@ static void p2p_rdma_prepare(struct p2p_rdma_end *e)
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = IB_QPT_RC,
 	};
-	struct ib_sge sge;
-	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
 
 	KUNIT_ASSERT_EQ(test, 0,
 			rdma_resolve_addr(e->id, (struct sockaddr *)&e->src,
@@ -1259,13 +1261,10 @@ static void p2p_rdma_prepare(struct p2p_rdma_end *e)
 	strscpy(e->buf, e->name, P2P_NAME_LEN);
 	e->dma = ib_dma_map_single(e->dev, e->buf, 2 * P2P_NAME_LEN,
 				   DMA_BIDIRECTIONAL);
-	e->send_cqe.done = p2p_rdma_send_done;
-	e->recv_cqe.done = p2p_rdma_recv_done;
-	sge.addr = e->dma + P2P_NAME_LEN;
-	sge.length = P2P_NAME_LEN;
-	sge.lkey = e->pd->local_dma_lkey;
-	wr.wr_cqe = &e->recv_cqe;
-	KUNIT_ASSERT_EQ(test, 0, ib_post_recv(e->id->qp, &wr, NULL));
+	KUNIT_ASSERT_EQ(test, 0,
+			p2p_wire_init(&e->wire, e->name, e->id->qp, e->cq,
+				      e->pd->local_dma_lkey, e->dma,
+				      e->dma + P2P_NAME_LEN, P2P_NAME_LEN));
 }
 
 static int p2p_rdma_connect(struct p2p_rdma_end *e)
@@ -1287,45 +1286,12 @@ static void p2p_rdma_expect_connected(struct p2p_rdma_end *a,
 				      struct p2p_rdma_end *b)
 {
 	struct kunit *test = a->test;
-	struct p2p_rdma_end *ends[2] = { a, b };
-	unsigned long deadline;
-	int i;
 
 	p2p_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
 	p2p_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
 	KUNIT_EXPECT_STREQ(test, a->peer_name, b->name);
 	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
-	for (i = 0; i < 2; i++) {
-		struct ib_sge sge = {
-			.addr = ends[i]->dma,
-			.length = P2P_NAME_LEN,
-			.lkey = ends[i]->pd->local_dma_lkey,
-		};
-		struct ib_send_wr wr = {
-			.wr_cqe = &ends[i]->send_cqe,
-			.sg_list = &sge,
-			.num_sge = 1,
-			.opcode = IB_WR_SEND,
-			.send_flags = IB_SEND_SIGNALED,
-		};
-
-		KUNIT_ASSERT_EQ(test, 0, ib_post_send(ends[i]->id->qp, &wr,
-						      NULL));
-	}
-	deadline = jiffies + P2P_TIMEOUT;
-	while (time_before(jiffies, deadline) &&
-	       !(a->sends && a->recvs && b->sends && b->recvs)) {
-		ib_process_cq_direct(a->cq, 4);
-		ib_process_cq_direct(b->cq, 4);
-		usleep_range(2000, 5000);
-	}
-	for (i = 0; i < 2; i++) {
-		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->sends, "%s",
-				    ends[i]->name);
-		KUNIT_EXPECT_EQ_MSG(test, 1, ends[i]->recvs, "%s",
-				    ends[i]->name);
-		KUNIT_EXPECT_EQ(test, 0, ends[i]->wc_errors);
-	}
+	p2p_wire_exchange(test, &a->wire, &b->wire);
 	ib_dma_sync_single_for_cpu(a->dev, a->dma, 2 * P2P_NAME_LEN,
 				   DMA_BIDIRECTIONAL);
 	ib_dma_sync_single_for_cpu(b->dev, b->dma, 2 * P2P_NAME_LEN,
