@@ -14,9 +14,9 @@
 #   make series     patches/ as a git format-patch series in build/series,
 #                   checked with git am on the pristine tree
 #   make install    (root) the modules built by `make` into
-#                   /lib/modules/$(KRELEASE)/updates/cm-p2p, depmod
+#                   /lib/modules/$(KRELEASE)/updates/cm-peer, depmod
 #   make uninstall  (root) remove them again, depmod: in-tree ones load
-#   make dkms       (root) the sources into /usr/src/cm-p2p-<version>,
+#   make dkms       (root) the sources into /usr/src/cm-peer-<version>,
 #                   dkms add + dkms install (KVER=<release> to choose)
 #   make dkms-remove  (root) dkms remove --all, drop the sources
 #   make bench      benchmarks (not tests): UML benchmark kernel, KUnit

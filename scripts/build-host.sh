@@ -5,7 +5,7 @@
 # iw_cm, rdma_cm, ib_uverbs, rdma_ucm, ...) for Debian's 6.12 amd64 kernel.
 #
 #  1. build/host: O= tree of build/src with Debian's config (linux-config-6.12)
-#     plus CONFIG_INFINIBAND_CM_P2P=y, `modules_prepare`d with the Debian
+#     plus CONFIG_INFINIBAND_CM_PEER=y, `modules_prepare`d with the Debian
 #     release string so vermagic matches, and Debian's Module.symvers
 #     (linux-headers-$KRELEASE) so modversions CRCs are resolved;
 #  2. build/host-core: M= build of a copy of drivers/infiniband/core.
@@ -26,24 +26,24 @@ want=$(
 	cat "$TOP/Kconfig" "$0"
 ) 
 want_sum=$(printf '%s' "$want" | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$HOST_OUT/.p2p-config-sum" 2>/dev/null)" != "$want_sum" ]; then
+if [ "$(cat "$HOST_OUT/.peer-config-sum" 2>/dev/null)" != "$want_sum" ]; then
 	log "configuring $HOST_OUT from Debian's $KFLAVOUR config"
 	xz -dc "$config_xz" >"$HOST_OUT/.config"
 	# Debian's signing keys are not in the source package; the modules
 	# are built unsigned (as any out-of-tree module), which changes no
 	# symbol CRC and no vermagic.
 	"$SRC/scripts/config" --file "$HOST_OUT/.config" \
-		--enable INFINIBAND_CM_P2P \
-		--disable INFINIBAND_CM_P2P_KUNIT_TEST \
+		--enable INFINIBAND_CM_PEER \
+		--disable INFINIBAND_CM_PEER_KUNIT_TEST \
 		--set-str SYSTEM_TRUSTED_KEYS "" \
 		--set-str SYSTEM_REVOCATION_KEYS "" \
 		--disable MODULE_SIG_ALL \
 		--set-str MODULE_SIG_KEY "" \
 		--set-str BUILD_SALT "$KRELEASE"
 	kmake olddefconfig
-	grep -q '^CONFIG_INFINIBAND_CM_P2P=y' "$HOST_OUT/.config" ||
-		die "CONFIG_INFINIBAND_CM_P2P did not stick"
-	echo "$want_sum" >"$HOST_OUT/.p2p-config-sum"
+	grep -q '^CONFIG_INFINIBAND_CM_PEER=y' "$HOST_OUT/.config" ||
+		die "CONFIG_INFINIBAND_CM_PEER did not stick"
+	echo "$want_sum" >"$HOST_OUT/.peer-config-sum"
 fi
 
 log "modules_prepare ($KRELEASE)"

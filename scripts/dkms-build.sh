@@ -12,11 +12,11 @@
 #  2. apply patches/*.patch and copy in the new files (drivers/...);
 #  3. build drivers/infiniband/core with M= against the kernel's headers,
 #     our patched include/ searched first (NOSTDINC_FLAGS) and
-#     CONFIG_INFINIBAND_CM_P2P set, which the kernel's config lacks.
+#     CONFIG_INFINIBAND_CM_PEER set, which the kernel's config lacks.
 #     Keep the layout: the trace headers include themselves as
 #     <../../drivers/infiniband/core/*_trace.h>, found below include/uapi.
 #
-# Runs in the DKMS build directory, a copy of /usr/src/cm-p2p-<version>.
+# Runs in the DKMS build directory, a copy of /usr/src/cm-peer-<version>.
 set -euo pipefail
 
 kver=${1:?kernel release}
@@ -25,7 +25,7 @@ tarball=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 here=$(pwd)
 work=$here/dkms-work
 
-die() { printf 'cm-p2p dkms: %s\n' "$*" >&2; exit 1; }
+die() { printf 'cm-peer dkms: %s\n' "$*" >&2; exit 1; }
 
 [ -f "$tarball" ] || die "$tarball missing: apt-get install linux-source-6.12"
 [ -f "$kdir/Module.symvers" ] ||
@@ -58,11 +58,11 @@ done
 cp -r drivers "$work/"
 
 make -C "$kdir" M="$work/drivers/infiniband/core" \
-	CONFIG_INFINIBAND_CM_P2P=y \
-	NOSTDINC_FLAGS="-I$work/include -I$work/include/uapi -DCONFIG_INFINIBAND_CM_P2P=1" \
+	CONFIG_INFINIBAND_CM_PEER=y \
+	NOSTDINC_FLAGS="-I$work/include -I$work/include/uapi -DCONFIG_INFINIBAND_CM_PEER=1" \
 	KERNELRELEASE="$kver" -j"$(nproc)" modules
 # dkms deletes the build directory afterwards; `make test` (dkms.sh check)
 # asks for the CRCs to be kept for its ABI check.
-if [ -n "${CM_P2P_KEEP_SYMVERS:-}" ]; then
-	cp "$work/drivers/infiniband/core/Module.symvers" "$CM_P2P_KEEP_SYMVERS"
+if [ -n "${CM_PEER_KEEP_SYMVERS:-}" ]; then
+	cp "$work/drivers/infiniband/core/Module.symvers" "$CM_PEER_KEEP_SYMVERS"
 fi

@@ -3,7 +3,7 @@
 #
 #   dkms.sh install   `make dkms`: copy the DKMS sources (dkms.conf,
 #                     patches/, our new files, scripts/dkms-build.sh) to
-#                     /usr/src/cm-p2p-<version>, `dkms add` and
+#                     /usr/src/cm-peer-<version>, `dkms add` and
 #                     `dkms install` for $KVER (default: the running
 #                     kernel when it is a 6.12 one, else $KRELEASE)
 #   dkms.sh remove    `make dkms-remove`: dkms remove --all, drop the sources
@@ -15,7 +15,7 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-name=cm-p2p
+name=cm-peer
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TOP/dkms.conf")
 
 stage_src() {	# stage_src <version>
@@ -29,7 +29,7 @@ stage_src() {	# stage_src <version>
 }
 
 # dkms refuses to replace an in-tree module whose (empty) MODULE_VERSION
-# equals ours; this documented DKMS list lets it for cm-p2p, including on
+# equals ours; this documented DKMS list lets it for cm-peer, including on
 # the autoinstall when a new kernel comes.
 force=/usr/share/dkms/modules_to_force_install/$name
 force_on() {
@@ -70,8 +70,8 @@ check)
 	made_force=
 	[ -e "$force" ] || { force_on; made_force=1; }
 	ok=FAIL
-	export CM_P2P_KEEP_SYMVERS=$BUILD/dkms.symvers
-	rm -f "$CM_P2P_KEEP_SYMVERS"
+	export CM_PEER_KEEP_SYMVERS=$BUILD/dkms.symvers
+	rm -f "$CM_PEER_KEEP_SYMVERS"
 	if dkms add -m "$name" -v "$v" >"$out" 2>&1 &&
 	   dkms build -m "$name" -v "$v" -k "$KRELEASE" >>"$out" 2>&1; then
 		ok=PASS
@@ -86,7 +86,7 @@ check)
 	tree=/var/lib/dkms/$name/$v
 	if [ $ok = PASS ]; then
 		ABI_PREFIX=dkms "$TOP/scripts/abi-check.py" \
-			"$CM_P2P_KEEP_SYMVERS" "$DEB_HDR/Module.symvers" \
+			"$CM_PEER_KEEP_SYMVERS" "$DEB_HDR/Module.symvers" \
 			"$KRELEASE" "$tree/$KRELEASE"/*/module/*.ko* || rc=1
 	fi
 	# dkms install puts them in updates/dkms of the installed $KRELEASE

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# `make docs`: build Documentation/infiniband (with cm_p2p.rst and the
+# `make docs`: build Documentation/infiniband (with cm_peer.rst and the
 # kernel-doc of the peer API it pulls in) with the kernel's own Sphinx
 # set-up, `make SPHINXDIRS=infiniband htmldocs`, into build/docs.
 # Passes when Sphinx and kernel-doc print no warning or error (the note
@@ -36,10 +36,10 @@ else
 fi
 result htmldocs_infiniband_no_warnings $ok
 
-page=$out/Documentation/output/infiniband/cm_p2p.html
+page=$out/Documentation/output/infiniband/cm_peer.html
 ok=1
 for sym in ib_cm_peer_bind ib_send_cm_peer_req rdma_set_peer_to_peer \
-	   cm_p2p_arbitrate; do
+	   cm_peer_arbitrate; do
 	grep -q "id=\"c\.$sym\"" "$page" 2>/dev/null || {
 		log "docs: no kernel-doc entry for $sym in ${page#"$TOP"/}"
 		ok=0

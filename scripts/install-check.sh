@@ -6,7 +6,7 @@
 #
 #  1. Debian's linux-image-$KRELEASE-unsigned (the same modules as the
 #     signed image) is unpacked into build/stage;
-#  2. `make install DESTDIR=build/stage` puts ours in updates/cm-p2p and
+#  2. `make install DESTDIR=build/stage` puts ours in updates/cm-peer and
 #     runs depmod there; `make uninstall` is checked at the end;
 #  3. checks: modprobe resolves rdma_ucm and the in-tree ULPs that use the
 #     CM (ib_ipoib, ib_srp, ib_iser, nvme-rdma, rpcrdma, ...) to our
@@ -44,7 +44,7 @@ depmod -b "$stage" -a "$KRELEASE"
 
 install_ok() {
 	DESTDIR=$stage "$TOP/scripts/install.sh" install >&2 &&
-		[ -f "$moddir/updates/cm-p2p/rdma_ucm.ko" ]
+		[ -f "$moddir/updates/cm-peer/rdma_ucm.ko" ]
 }
 check make_install install_ok
 
@@ -54,12 +54,12 @@ resolves() {	# resolves <module>
 	deps=$(modprobe -d "$stage" -S "$KRELEASE" --show-depends "$1") || return 1
 	for m in ib_cm rdma_cm rdma_ucm; do
 		if grep -q "/$m\.ko" <<<"$deps" &&
-		   ! grep -q "updates/cm-p2p/$m\.ko" <<<"$deps"; then
+		   ! grep -q "updates/cm-peer/$m\.ko" <<<"$deps"; then
 			echo "$1 resolves to the in-tree $m" >&2
 			bad=1
 		fi
 	done
-	grep -q 'updates/cm-p2p/ib_cm\.ko' <<<"$deps" || bad=1
+	grep -q 'updates/cm-peer/ib_cm\.ko' <<<"$deps" || bad=1
 	return $bad
 }
 for m in rdma_ucm ib_ipoib ib_srp ib_isert nvme_rdma rpcrdma; do
@@ -71,7 +71,7 @@ same_vermagic() {
 	theirs=$(modinfo -F vermagic "$moddir/kernel/drivers/infiniband/core/ib_cm.ko.xz") ||
 		return 1
 	for m in ib_cm rdma_cm rdma_ucm; do
-		ours=$(modinfo -F vermagic "$moddir/updates/cm-p2p/$m.ko") || return 1
+		ours=$(modinfo -F vermagic "$moddir/updates/cm-peer/$m.ko") || return 1
 		[ "$ours" = "$theirs" ] || {
 			echo "$m vermagic '$ours' != Debian's '$theirs'" >&2
 			return 1
@@ -97,7 +97,7 @@ check modversions_match python3 "$TOP/scripts/modversions-check.py" \
 
 uninstall_ok() {
 	DESTDIR=$stage "$TOP/scripts/install.sh" uninstall >&2 &&
-		[ ! -e "$moddir/updates/cm-p2p" ] &&
+		[ ! -e "$moddir/updates/cm-peer" ] &&
 		modprobe -d "$stage" -S "$KRELEASE" --show-depends rdma_ucm |
 		grep -q 'kernel/drivers/infiniband/core/rdma_ucm\.ko'
 }

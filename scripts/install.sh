@@ -5,7 +5,7 @@
 #
 #   install.sh install     copy the patched modules built by `make`
 #                          (build/host-core) to
-#                          $DESTDIR/lib/modules/$KRELEASE/updates/cm-p2p/
+#                          $DESTDIR/lib/modules/$KRELEASE/updates/cm-peer/
 #                          and run depmod, so `modprobe rdma_ucm` loads
 #                          ours instead of the in-tree ones (depmod ranks
 #                          updates/ above kernel/);
@@ -22,7 +22,7 @@ set -euo pipefail
 MODULES=(ib_cm rdma_cm rdma_ucm)
 DESTDIR=${DESTDIR:-}
 moddir=$DESTDIR/lib/modules/$KRELEASE
-dest=$moddir/updates/cm-p2p
+dest=$moddir/updates/cm-peer
 
 run_depmod() {
 	if [ -f "$moddir/modules.order" ]; then

@@ -56,13 +56,13 @@ record lint/kernel_doc $rc
 
 log "sparse (C=2) and W=1 on our objects"
 objs=()
-# cm_p2p_fault.o is for test kernels only (its option is off in Debian's
+# cm_peer_fault.o is for test kernels only (its option is off in Debian's
 # config, where its header turns the hooks into inline stubs): check it
 # with the option defined on the command line.
 fault_obj=()
 for f in "${sources[@]}"; do
 	case "$f" in
-	drivers/infiniband/core/cm_p2p_fault.c) fault_obj=(cm_p2p_fault.o) ;;
+	drivers/infiniband/core/cm_peer_fault.c) fault_obj=(cm_peer_fault.o) ;;
 	drivers/infiniband/core/*.c) objs+=("$(basename "${f%.c}").o") ;;
 	esac
 done
@@ -72,7 +72,7 @@ make -C "$HOST_OUT" M="$HOST_MOD" KERNELRELEASE="$KRELEASE" C=2 W=1 \
 rc=$?
 if [ ${#fault_obj[@]} -gt 0 ]; then
 	make -C "$HOST_OUT" M="$HOST_MOD" KERNELRELEASE="$KRELEASE" C=2 W=1 \
-		KCFLAGS=-DCONFIG_INFINIBAND_CM_P2P_FAULT_INJECT=1 \
+		KCFLAGS=-DCONFIG_INFINIBAND_CM_PEER_FAULT_INJECT=1 \
 		"${fault_obj[@]}" >>"$logf" 2>&1 || rc=1
 fi
 if [ $rc -ne 0 ] || grep -E "(warning|error):" "$logf"; then

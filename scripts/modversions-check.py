@@ -4,7 +4,7 @@
 
 usage: modversions-check.py MODDIR DEBIAN_SYMVERS OUR_SYMVERS
 
-MODDIR holds Debian's modules (kernel/) and ours (updates/cm-p2p/, which
+MODDIR holds Debian's modules (kernel/) and ours (updates/cm-peer/, which
 shadow the in-tree modules of the same name).  For our modules and for
 every module that depends on one of them (modules.dep), each CRC in its
 __versions table (modprobe --dump-modversions) must equal the CRC its
@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-OURS_DIR = 'updates/cm-p2p/'
+OURS_DIR = 'updates/cm-peer/'
 
 
 def read_symvers(path, only=None):

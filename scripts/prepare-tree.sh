@@ -16,9 +16,9 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 tarball=/usr/src/linux-source-6.12.tar.xz
-stamp=$SRC/.p2p-source-version
-export GIT_AUTHOR_NAME=cm-p2p GIT_AUTHOR_EMAIL=cm-p2p@localhost
-export GIT_COMMITTER_NAME=cm-p2p GIT_COMMITTER_EMAIL=cm-p2p@localhost
+stamp=$SRC/.peer-source-version
+export GIT_AUTHOR_NAME=cm-peer GIT_AUTHOR_EMAIL=cm-peer@localhost
+export GIT_COMMITTER_NAME=cm-peer GIT_COMMITTER_EMAIL=cm-peer@localhost
 export GIT_AUTHOR_DATE="2000-01-01T00:00:00Z"
 export GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
 
@@ -69,7 +69,7 @@ done
 
 tree=$(git write-tree)
 unset GIT_INDEX_FILE
-commit=$(git commit-tree "$tree" -p base -m "cm-p2p overlay")
+commit=$(git commit-tree "$tree" -p base -m "cm-peer overlay")
 git checkout -q -f --detach "$commit"
-git clean -fdxq -e /.p2p-source-version
+git clean -fdxq -e /.peer-source-version
 log "tree ready: $SRC ($(git diff --shortstat base HEAD | sed 's/^ *//'))"

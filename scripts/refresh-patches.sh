@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 cd "$SRC"
-export GIT_AUTHOR_NAME="CM P2P Developers" GIT_AUTHOR_EMAIL="cm-p2p@example.org"
+export GIT_AUTHOR_NAME="CM Peer Developers" GIT_AUTHOR_EMAIL="cm-peer@example.org"
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME"
 export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 export GIT_AUTHOR_DATE="2026-12-02T12:00:00Z"

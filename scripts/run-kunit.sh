@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Build the UML KUnit kernel (tests/kunit/p2p.kunitconfig, cached in
+# Build the UML KUnit kernel (tests/kunit/peer.kunitconfig, cached in
 # build/uml) and run it.  The kernel is booted by hand rather than by
 # `kunit.py run` so that, after the built-in suites, it continues to a
 # hostfs init (tests/kunit/uml-init.sh) that collects a kmemleak report.
@@ -9,11 +9,11 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-KUNITCONFIG=$TOP/tests/kunit/p2p.kunitconfig
+KUNITCONFIG=$TOP/tests/kunit/peer.kunitconfig
 RESULTS=${RESULTS_DIR:-$BUILD/results}
 # more kernel command line (scripts/stress.sh: fuzz cases, rounds)
 read -r -a EXTRA_ARGS <<<"${KUNIT_EXTRA_ARGS:-}"
-SUITES=(cm_p2p_arbiter cm_p2p_index)
+SUITES=(cm_peer_arbiter cm_peer_index)
 # Suites that need an RDMA device: skipped at boot, run again by
 # uml-init.sh through debugfs once rxe0 exists (results in ktap-<suite>.txt)
 mapfile -t DEV_SUITES <"$TOP/tests/kunit/dev-suites.txt"
@@ -41,8 +41,8 @@ start=$(date +%s)
 set +e
 timeout --kill-after=15 "$BOOT_TIMEOUT" "$UML_OUT/linux" mem=1G \
 	console=tty rootfstype=hostfs rootflags=/ rw \
-	init="$TOP/tests/kunit/uml-init.sh" P2P_OUT="$RESULTS" \
-	P2P_BIN="$BUILD/p2p_ping" cm_p2p_ib_test.race_rounds=50 \
+	init="$TOP/tests/kunit/uml-init.sh" PEER_OUT="$RESULTS" \
+	PEER_BIN="$BUILD/peer_ping" cm_peer_ib_test.race_rounds=50 \
 	"${EXTRA_ARGS[@]}" \
 	kasan.fault=report </dev/null >"$RESULTS/kunit.log" 2>&1
 rc=$?

@@ -18,8 +18,8 @@ import sys
 import tempfile
 
 AUTHOR = {
-    'GIT_AUTHOR_NAME': 'CM P2P Developers',
-    'GIT_AUTHOR_EMAIL': 'cm-p2p@example.org',
+    'GIT_AUTHOR_NAME': 'CM Peer Developers',
+    'GIT_AUTHOR_EMAIL': 'cm-peer@example.org',
     'GIT_AUTHOR_DATE': '2026-12-02T12:00:00Z',
 }
 AUTHOR.update({k.replace('AUTHOR', 'COMMITTER'): v

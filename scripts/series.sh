@@ -89,8 +89,8 @@ if [ $ok = 1 ]; then
 			"$bis/tmp/drivers/infiniband/core/" "$core/"
 		rsync -a -c --delete "$bis/tmp/include/" "$bis/include/"
 		blog=$logs/build-$(printf %04d $n).log
-		if ! make -s -C "$DEB_HDR" M="$core" CONFIG_INFINIBAND_CM_P2P=y \
-			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi -DCONFIG_INFINIBAND_CM_P2P=1" \
+		if ! make -s -C "$DEB_HDR" M="$core" CONFIG_INFINIBAND_CM_PEER=y \
+			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi -DCONFIG_INFINIBAND_CM_PEER=1" \
 			-j"$JOBS" modules >"$blog" 2>&1 ||
 		   grep -q 'warning:' "$blog"; then
 			log "series: patch $n does not build cleanly"

@@ -17,7 +17,7 @@ rm -f "$out"/ktap-*
 start=$(date +%s)
 set +e
 RESULTS_DIR=$out BOOT_TIMEOUT=${STRESS_TIMEOUT:-3600} \
-KUNIT_EXTRA_ARGS="cm_p2p_ib_test.fuzz_cases=${STRESS_FUZZ_CASES:-20000} cm_p2p_ib_test.fuzz_seed=${STRESS_FUZZ_SEED:-0} P2P_ROUNDS=$rounds" \
+KUNIT_EXTRA_ARGS="cm_peer_ib_test.fuzz_cases=${STRESS_FUZZ_CASES:-20000} cm_peer_ib_test.fuzz_seed=${STRESS_FUZZ_SEED:-0} PEER_ROUNDS=$rounds" \
 	"$TOP/scripts/run-kunit.sh" >"$out/run.log" 2>&1
 rc=$?
 set -e
@@ -32,7 +32,7 @@ for f in "$out"/ktap-*.r*.txt; do
 	failed=$((failed + n))
 	[ "$n" -eq 0 ] || grep -E '^ +not ok|EXPECTATION|ASSERTION|seed' "$f" | head -20
 done
-grep -h '# p2p_fuzz_req: \(seed\|sent\)' "$out"/ktap-cm_p2p_fuzz*.txt || true
+grep -h '# peer_fuzz_req: \(seed\|sent\)' "$out"/ktap-cm_peer_fuzz*.txt || true
 log "rounds 2..$rounds: $passed cases passed, $failed failed; $(($(date +%s) - start)) s"
 first=$(tail -1 "$out/run.log")
 p1=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' <<<"$first")

@@ -5,12 +5,12 @@
 # tests/bench/uml-bench-init.sh, and of the qemu VMs (tests/vm/*-init.sh,
 # the host's root over 9p).  Source it.
 #
-# P2P_NETDEV: the link to the other host (UML: vec0; a VM: its virtio-net
-# NIC); P2P_BARRIER_TRIES: how long uml_barrier waits for the other host,
+# PEER_NETDEV: the link to the other host (UML: vec0; a VM: its virtio-net
+# NIC); PEER_BARRIER_TRIES: how long uml_barrier waits for the other host,
 # in tenths of a second (VMs boot at different speeds).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
-P2P_NETDEV=${P2P_NETDEV:-vec0}
+PEER_NETDEV=${PEER_NETDEV:-vec0}
 
 uml_mount() {
 	mount -t proc proc /proc
@@ -19,13 +19,13 @@ uml_mount() {
 	mount -t tmpfs tmpfs /run
 }
 
-# uml_rxe_up <ip> <peer ip>: address $P2P_NETDEV, soft-RoCE rxe0 on it,
+# uml_rxe_up <ip> <peer ip>: address $PEER_NETDEV, soft-RoCE rxe0 on it,
 # wait until the peer answers a ping.
 uml_rxe_up() {
 	ip link set lo up
-	ip addr add "$1/24" dev "$P2P_NETDEV"
-	ip link set "$P2P_NETDEV" up
-	rdma link add rxe0 type rxe netdev "$P2P_NETDEV"
+	ip addr add "$1/24" dev "$PEER_NETDEV"
+	ip link set "$PEER_NETDEV" up
+	rdma link add rxe0 type rxe netdev "$PEER_NETDEV"
 	for i in $(seq 50); do
 		ping -c1 -W1 "$2" >/dev/null 2>&1 && break
 		sleep 0.2
@@ -52,16 +52,16 @@ uml_loop_rxe() {
 
 # uml_held_now: REQs in rxe0's rendezvous queue now, from its counters
 uml_held_now() {
-	local d=/sys/class/infiniband/rxe0/ports/1/cm_p2p
+	local d=/sys/class/infiniband/rxe0/ports/1/cm_peer
 	echo $(($(cat $d/held) - $(cat $d/claimed) - $(cat $d/expired) - \
 		$(cat $d/withdrawn)))
 }
 
-# uml_counters: "name value" lines, rxe0's cm_p2p counters by name, the
+# uml_counters: "name value" lines, rxe0's cm_peer counters by name, the
 # other CM groups as dir/name.
 uml_counters() {
 	(cd /sys/class/infiniband/rxe0/ports/1 &&
-	 grep -H '' cm_p2p/* cm_[rt]x_*/* | sed 's|^cm_p2p/||; s|:| |')
+	 grep -H '' cm_peer/* cm_[rt]x_*/* | sed 's|^cm_peer/||; s|:| |')
 }
 
 # uml_clock_sync <sync dir>: set this host's clock from the host's (UML
@@ -73,7 +73,7 @@ uml_clock_sync() { :; }
 # chosen by host a.
 uml_barrier() {
 	touch "$1/$4.$2"
-	for i in $(seq "${P2P_BARRIER_TRIES:-600}"); do
+	for i in $(seq "${PEER_BARRIER_TRIES:-600}"); do
 		[ -e "$1/$4.$3" ] && break
 		sleep 0.1
 	done

@@ -6,7 +6,7 @@
 #
 # uml_pair <kernel> <timeout s> <out dir> <sync dir> <init> <args...>
 #   boots both with <init> as PID 1 and <args> on the command line (plus
-#   P2P_NAME, P2P_IP, P2P_PEER, P2P_OUT=<out dir>/<name>, P2P_SYNC), waits
+#   PEER_NAME, PEER_IP, PEER_REMOTE, PEER_OUT=<out dir>/<name>, PEER_SYNC), waits
 #   for both; console in <out dir>/<name>.console, exit in <name>.exit.
 uml_pair() {
 	local kernel=$1 limit=$2 dir=$3 sync=$4 init=$5 p1 p2 start
@@ -18,8 +18,8 @@ uml_pair() {
 		shift 5
 		timeout --kill-after=15 "$limit" "$kernel" console=tty \
 			kunit.enable=0 rootfstype=hostfs rootflags=/ rw \
-			init="$init" P2P_NAME="$name" P2P_IP="$ip" \
-			P2P_PEER="$peer" P2P_OUT="$dir/$name" P2P_SYNC="$sync" \
+			init="$init" PEER_NAME="$name" PEER_IP="$ip" \
+			PEER_REMOTE="$peer" PEER_OUT="$dir/$name" PEER_SYNC="$sync" \
 			"$@" \
 			"vec0:transport=l2tpv3,udp=1,src=127.0.0.1,dst=127.0.0.1,srcport=$sport,dstport=$dport,depth=128,rx_session=0xffff,tx_session=0xffff" \
 			</dev/null >"$dir/$name.console" 2>&1

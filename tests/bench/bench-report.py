@@ -4,7 +4,7 @@
 
 usage: bench-report.py BENCH_DIR
 
-Reads a/ and b/ (per-host p2p_bench JSON lines and CM counters around
+Reads a/ and b/ (per-host peer_bench JSON lines and CM counters around
 each run) and hotpath.txt (the KUnit suite's "bench:" lines).  A
 connection is one (run, round, pair); its set-up time is the later of its
 two ends' ESTABLISHED times, from the round's common start.  It counts as
@@ -208,12 +208,12 @@ def main():
                 fmt(s['peer/wa total'])))
         md.append('')
     if result['hotpath']:
-        md += ['Hot path (KUnit cm_p2p_bench, ns per call):', '',
+        md += ['Hot path (KUnit cm_peer_bench, ns per call):', '',
                '| case | ns |', '|---|---|']
         md += ['| %s | %.2f |' % kv for kv in result['hotpath'].items()]
         md.append('')
     if result['reqpath']:
-        md += ['REQ path (KUnit cm_p2p_req_bench, ns per inbound REQ; '
+        md += ['REQ path (KUnit cm_peer_req_bench, ns per inbound REQ; '
                'ratio = (case - drop) / (cs - drop), the CM\'s share):',
                '', '| case | ns or ratio |', '|---|---|']
         md += ['| %s | %.2f |' % kv for kv in result['reqpath'].items()]

@@ -4,20 +4,20 @@
 # `make bench`: the benchmarks, separate from the tests.
 #
 #  1. builds the benchmark UML kernel (tests/bench/bench.kunitconfig: no
-#     KASAN/lockdep/kmemleak, with the cm_p2p_bench suite) in
+#     KASAN/lockdep/kmemleak, with the cm_peer_bench suite) in
 #     build/uml-bench;
-#  2. hot path: runs the cm_p2p_bench KUnit suite (REQ decision cost);
+#  2. hot path: runs the cm_peer_bench KUnit suite (REQ decision cost);
 #  3. connections: boots two UML hosts over a vector link with soft-RoCE
 #     (as the e2e test) running tests/bench/uml-bench-init.sh: single-pair
 #     peer / client-server / workaround rounds, then storms, then on host
-#     a the KUnit suite cm_p2p_req_bench (the CM's cost per inbound REQ);
+#     a the KUnit suite cm_peer_req_bench (the CM's cost per inbound REQ);
 #  4. tests/bench/bench-report.py: build/results/bench/{bench.json,
 #     latency.csv, latency.png, summary.md}, printed at the end.
 #
 # BENCH_ROUNDS (default 200), BENCH_STORM (default "4 8 16 32") and
 # BENCH_DELAY_US (netem delay on each host's link, default 0) tune it;
 # BENCH_ONLY=hotpath stops after step 2, BENCH_ONLY=reqpath runs only
-# cm_p2p_req_bench in step 3.
+# cm_peer_req_bench in step 3.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$(dirname "$0")/../uml-pair.sh"
@@ -36,10 +36,10 @@ log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
 }
 
 if [ "${BENCH_ONLY:-}" != reqpath ]; then
-	log "hot path: KUnit suite cm_p2p_bench"
+	log "hot path: KUnit suite cm_peer_bench"
 	(cd "$SRC" && python3 tools/testing/kunit/kunit.py exec \
 		--build_dir="$BENCH_OUT" --raw_output=all --timeout=900 \
-		'cm_p2p_bench') >"$B/kunit.log" 2>&1
+		'cm_peer_bench') >"$B/kunit.log" 2>&1
 	echo $? >"$B/kunit.rc"
 	grep -o 'bench: .*' "$B/kunit.log" >"$B/hotpath.txt"
 fi
@@ -48,16 +48,16 @@ if [ "${BENCH_ONLY:-}" = hotpath ]; then
 	exit "$(cat "$B/kunit.rc")"
 fi
 
-log "building p2p_bench against Debian's librdmacm"
-gcc -O2 -Wall -Wextra -Werror -o "$BUILD/p2p_bench" \
-	"$TOP/tests/bench/p2p_bench.c" -lrdmacm -libverbs || die "p2p_bench build"
+log "building peer_bench against Debian's librdmacm"
+gcc -O2 -Wall -Wextra -Werror -o "$BUILD/peer_bench" \
+	"$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs || die "peer_bench build"
 
 log "connection benchmarks on two UML hosts"
 uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-1500}" "$B" "$B/sync" \
 	"$TOP/tests/bench/uml-bench-init.sh" mem=2G BENCH_ONLY="${BENCH_ONLY:-}" \
-	kunit.enable=1 kunit.filter_glob=cm_p2p_req_bench \
-	ib_cm.p2p_rdv_max_held="${BENCH_MAX_HELD:-4096}" \
-	P2P_BIN="$BUILD/p2p_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
+	kunit.enable=1 kunit.filter_glob=cm_peer_req_bench \
+	ib_cm.peer_rdv_max_held="${BENCH_MAX_HELD:-4096}" \
+	PEER_BIN="$BUILD/peer_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
 	BENCH_STORM="$(echo "${BENCH_STORM:-4 8 16 32}" | tr ' ' ,)" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"
 
@@ -65,7 +65,7 @@ grep -o 'bench: .*' "$B/a/ktap-req-bench.txt" >"$B/reqpath.txt" 2>/dev/null ||
 	log "no REQ path results (a/ktap-req-bench.txt)"
 if [ "${BENCH_ONLY:-}" = reqpath ]; then
 	cat "$B/reqpath.txt"
-	grep -Eq '^[[:space:]]*ok 1 p2p_bench_req' "$B/a/ktap-req-bench.txt"
+	grep -Eq '^[[:space:]]*ok 1 peer_bench_req' "$B/a/ktap-req-bench.txt"
 	exit
 fi
 python3 "$TOP/tests/bench/bench-report.py" "$B"

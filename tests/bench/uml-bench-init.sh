@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # PID 1 of one of the two UML hosts of the benchmarks (hostfs root, the
-# kernel of build/uml-bench).  From the kernel command line: P2P_NAME
-# (a|b), P2P_IP, P2P_PEER, P2P_OUT, P2P_SYNC, P2P_BIN (p2p_bench),
+# kernel of build/uml-bench).  From the kernel command line: PEER_NAME
+# (a|b), PEER_IP, PEER_REMOTE, PEER_OUT, PEER_SYNC, PEER_BIN (peer_bench),
 # BENCH_ROUNDS (single-pair rounds), BENCH_STORM (endpoint counts, comma
 # separated: the kernel command line splits at spaces),
 # BENCH_DELAY_US (netem delay added on vec0, 0 for none).
@@ -12,28 +12,28 @@
 #     peer, cs, wa;
 #  2. storm: for each N in BENCH_STORM, N endpoints (host a runs the even
 #     ones, b the odd ones), every pair connects once, peer then wa;
-#  3. host a alone: KUnit suite cm_p2p_req_bench (BENCH_ONLY=reqpath: only
+#  3. host a alone: KUnit suite cm_peer_req_bench (BENCH_ONLY=reqpath: only
 #     this).
 #
-# Each run starts at a time agreed through P2P_SYNC; the CM counters of
+# Each run starts at a time agreed through PEER_SYNC; the CM counters of
 # rxe0 are saved around it.
 . "$(dirname "$0")/../uml-lib.sh"
 uml_mount
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
-me=$P2P_NAME
+me=$PEER_NAME
 other=$([ "$me" = a ] && echo b || echo a)
 hidx=$([ "$me" = a ] && echo 0 || echo 1)
-out=$P2P_OUT
-sync_dir=$P2P_SYNC
+out=$PEER_OUT
+sync_dir=$PEER_SYNC
 mkdir -p "$out"
 exec >"$out/init.log" 2>&1
-if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
-	echo "missing $P2P_BIN or $sync_dir: nothing to run" >&2
+if [ ! -x "$PEER_BIN" ] || [ ! -d "$sync_dir" ]; then
+	echo "missing $PEER_BIN or $sync_dir: nothing to run" >&2
 	uml_finish "$out"
 fi
 set -x
-uml_rxe_up "$P2P_IP" "$P2P_PEER"
+uml_rxe_up "$PEER_IP" "$PEER_REMOTE"
 if [ "${BENCH_DELAY_US:-0}" -gt 0 ]; then
 	tc qdisc add dev vec0 root netem delay "${BENCH_DELAY_US}us"
 fi
@@ -49,7 +49,7 @@ for mode in peer cs wa; do
 	run=pair-$mode
 	start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
 	uml_counters >"$out/$run.before"
-	"$P2P_BIN" "${base_args[@]}" --mode "$mode" --endpoints 2 \
+	"$PEER_BIN" "${base_args[@]}" --mode "$mode" --endpoints 2 \
 		--index "$hidx" --rounds "${BENCH_ROUNDS:-200}" \
 		--period-ms 100 --window-ms 50 --spin --start-ms "$start" \
 		--base-port 20000 --clock-file "$out/clock" >"$out/$run.0.jsonl" 2>"$out/$run.err"
@@ -78,7 +78,7 @@ for n in "${storm[@]}"; do
 		uml_counters >"$out/$run.before"
 		pids=()
 		for ((k = hidx; k < n; k += 2)); do
-			"$P2P_BIN" --mode "$mode" \
+			"$PEER_BIN" --mode "$mode" \
 				--hosts "${list%,}" \
 				--endpoints "$n" --index "$k" --rounds 1 \
 				--period-ms $((2 * window)) --window-ms "$window" \
@@ -98,9 +98,9 @@ done
 
 uml_barrier "$sync_dir" "$me" "$other" done 0 >/dev/null
 
-# 3. the CM's cost per inbound REQ (KUnit cm_p2p_req_bench, over rxe0 in
+# 3. the CM's cost per inbound REQ (KUnit cm_peer_req_bench, over rxe0 in
 #    loopback; host b is done by then)
-suite=/sys/kernel/debug/kunit/cm_p2p_req_bench
+suite=/sys/kernel/debug/kunit/cm_peer_req_bench
 if [ "$me" = a ] && [ -w "$suite/run" ]; then
 	echo 1 >"$suite/run"
 	cat "$suite/results" >"$out/ktap-req-bench.txt"

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Build the e2e programs (p2p_ping, p2p_ranks) into build/ against
+# Build the e2e programs (peer_ping, peer_ranks) into build/ against
 # Debian's librdmacm; the UML, Debian-kernel and SMP stages run them.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-for prog in p2p_ping p2p_ranks; do
+for prog in peer_ping peer_ranks; do
 	gcc -O2 -Wall -Wextra -Werror -o "$BUILD/$prog" \
 		"$TOP/tests/e2e/$prog.c" -lrdmacm -libverbs
 done

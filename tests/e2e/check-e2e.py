@@ -164,7 +164,7 @@ BUDGET_MS = (2 * 2 ** (16 - 8) + 2 ** (20 - 8)) * (15 + 1)
 
 
 def failed_after_ms(text):
-    """p2p_ping's "[N ms after rdma_connect]" of its failure, or None"""
+    """peer_ping's "[N ms after rdma_connect]" of its failure, or None"""
     m = re.search(r"\[(\d+) ms after rdma_connect\]", text)
     return int(m.group(1)) if m else None
 
@@ -211,7 +211,7 @@ if read("a", "interop.rc"):
     ims = failed_after_ms(ilog)
     # ours (the in-tree ULPs' listeners, e.g. rds_rdma's, stay)
     ids = [ln for ln in read("a", "interop-cm_ids.txt").splitlines()
-           if ":7520" in ln or "p2p_ping" in ln or "rror" in ln]
+           if ":7520" in ln or "peer_ping" in ln or "rror" in ln]
     check("interop_stock_remote_rejected_after_budget",
           rc("a", "interop") == 1 and "REJECTED (status 8)" in ilog and
           ims is not None and 0.9 * BUDGET_MS <= ims <= BUDGET_MS + 10000

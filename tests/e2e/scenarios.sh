@@ -4,64 +4,64 @@
 # hosts (tests/e2e/uml-e2e-init.sh) and the qemu VMs
 # (tests/vm/vm-e2e-init.sh).  Source it after tests/uml-lib.sh, call
 # e2e_begin, then e2e_scenarios.  From the kernel command line:
-#   P2P_NAME     this host's name (a|b)
-#   P2P_OUT      this host's result folder
-#   P2P_SYNC     folder both hosts see, for barriers
-#   P2P_IP, P2P_PEER, P2P_BIN (p2p_ping), P2P_NETDEV (the link)
-# Results (logs, exit codes, cm_p2p counters around each scenario) go to
+#   PEER_NAME     this host's name (a|b)
+#   PEER_OUT      this host's result folder
+#   PEER_SYNC     folder both hosts see, for barriers
+#   PEER_IP, PEER_REMOTE, PEER_BIN (peer_ping), PEER_NETDEV (the link)
+# Results (logs, exit codes, cm_peer counters around each scenario) go to
 # $out for tests/e2e/check-e2e.py.
 #
 # Timing, for slow hosts (the debug kernel on qemu TCG sets up an
 # rdma_cm id in seconds, not milliseconds; defaults are the UML ones):
-#   P2P_MARGIN_MS  start time this far after a barrier (4000)
-#   P2P_EARLY_MS   how late b connects in the early scenario (200)
-#   P2P_IDLE_MS    how long b stays bound in the one-sided scenario: from
+#   PEER_MARGIN_MS  start time this far after a barrier (4000)
+#   PEER_EARLY_MS   how late b connects in the early scenario (200)
+#   PEER_IDLE_MS    how long b stays bound in the one-sided scenario: from
 #                  before a's REQ arrives until well after it expired,
 #                  the other users' attempts run meanwhile (14000)
-#   P2P_RANKS      rank processes per host in the ranks scenario (4)
-#   P2P_ROUND_MS   its rounds' spacing (6000), P2P_RANK_TIMEOUT_MS how long
+#   PEER_RANKS      rank processes per host in the ranks scenario (4)
+#   PEER_ROUND_MS   its rounds' spacing (6000), PEER_RANK_TIMEOUT_MS how long
 #                  a round may take after its start (4000)
-#   P2P_COLLIDE_DELAY_MS  netem delay on the link during the collision
+#   PEER_COLLIDE_DELAY_MS  netem delay on the link during the collision
 #                  tries (0: none): REQs cross when both ends send within
 #                  it, and two VMs start only to some tens of ms together
 
 # e2e_begin: me, other, out and sync_dir from the command line; everything
 # the init prints from here on goes to $out/init.log.
 e2e_begin() {
-	me=$P2P_NAME
+	me=$PEER_NAME
 	other=$([ "$me" = a ] && echo b || echo a)
-	out=$P2P_OUT
-	sync_dir=$P2P_SYNC
+	out=$PEER_OUT
+	sync_dir=$PEER_SYNC
 	mkdir -p "$out"
 	exec >"$out/init.log" 2>&1
 }
 
 e2e_scenarios() {
-	uml_rxe_up "$P2P_IP" "$P2P_PEER"
+	uml_rxe_up "$PEER_IP" "$PEER_REMOTE"
 	# both hosts up (VMs boot at different speeds), the link answers
 	barrier up >/dev/null
 	for i in $(seq 50); do
-		ping -c1 -W1 "$P2P_PEER" >/dev/null 2>&1 && break
+		ping -c1 -W1 "$PEER_REMOTE" >/dev/null 2>&1 && break
 		sleep 0.2
 	done
 
-	ping_args=(--local "$P2P_IP" --remote "$P2P_PEER" --name "$me")
+	ping_args=(--local "$PEER_IP" --remote "$PEER_REMOTE" --name "$me")
 
 	# 1. simultaneous connect: the REQs collide (tried up to 8 times,
 	#    since a REQ that arrives before the other end sent its own is
 	#    held instead)
-	if [ "${P2P_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
-		tc qdisc add dev "$P2P_NETDEV" root netem \
-			delay "${P2P_COLLIDE_DELAY_MS}ms"
+	if [ "${PEER_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
+		tc qdisc add dev "$PEER_NETDEV" root netem \
+			delay "${PEER_COLLIDE_DELAY_MS}ms"
 	fi
 	for try in 1 2 3 4 5 6 7 8; do
 		mkdir -p "$sync_dir/collision$try"
-		run "collision$try" "$P2P_BIN" "${ping_args[@]}" \
+		run "collision$try" "$PEER_BIN" "${ping_args[@]}" \
 			--port $((7470 + try)) \
 			--sync-dir "$sync_dir/collision$try" --peer-name "$other"
 	done
-	if [ "${P2P_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
-		tc qdisc del dev "$P2P_NETDEV" root
+	if [ "${PEER_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
+		tc qdisc del dev "$PEER_NETDEV" root
 	fi
 
 	# 2. early: b connects at least 200 ms after a, once a's REQ is held
@@ -69,11 +69,11 @@ e2e_scenarios() {
 	#    order the two by time alone)
 	mkdir -p "$sync_dir/early"
 	late=()
-	[ "$me" = b ] && late=(--delay-ms "${P2P_EARLY_MS:-200}" --wait-held)
-	run early "$P2P_BIN" "${ping_args[@]}" --port 7480 "${late[@]}" \
+	[ "$me" = b ] && late=(--delay-ms "${PEER_EARLY_MS:-200}" --wait-held)
+	run early "$PEER_BIN" "${ping_args[@]}" --port 7480 "${late[@]}" \
 		--sync-dir "$sync_dir/early" --peer-name "$other"
 
-	# 2b. ranks: P2P_RANKS processes per host, each with ONE port (a's
+	# 2b. ranks: PEER_RANKS processes per host, each with ONE port (a's
 	#     7600.., b's 7700..), each connecting to every rank of the other
 	#     host at once, 3 rounds; each checks its partners' names
 	start=$(barrier ranks)
@@ -82,16 +82,16 @@ e2e_scenarios() {
 
 	# 2c. loopback on one rxe device: two processes on host a, two local
 	#     addresses (distinct GIDs on one port), same port
-	ip addr add 198.18.0.3/24 dev "$P2P_NETDEV"
+	ip addr add 198.18.0.3/24 dev "$PEER_NETDEV"
 	start=$(barrier loopback)
 	if [ "$me" = a ]; then
 		mkdir -p "$sync_dir/loopback"
 		counters >"$out/loopback.before"
-		"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 --name la \
+		"$PEER_BIN" --local 198.18.0.1 --remote 198.18.0.3 --name la \
 			--peer-name lb --port 7483 --shared-host \
 			--sync-dir "$sync_dir/loopback" >"$out/loopback-la.log" 2>&1 &
 		pid=$!
-		"$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 --name lb \
+		"$PEER_BIN" --local 198.18.0.3 --remote 198.18.0.1 --name lb \
 			--peer-name la --port 7483 --shared-host \
 			--sync-dir "$sync_dir/loopback" >"$out/loopback-lb.log" 2>&1
 		echo $? >"$out/loopback-lb.rc"
@@ -101,63 +101,63 @@ e2e_scenarios() {
 	fi
 
 	# 3. b binds as a peer but never connects: a's REQ is held, expires
-	#    (ib_cm.p2p_rdv_max_age_ms, 5 s by default), is rejected, sent
+	#    (ib_cm.peer_rdv_max_age_ms, 5 s by default), is rejected, sent
 	#    again (b has not connected yet, as far as a knows), and a gets
 	#    the REJ once rdma_cm's connect budget is spent (about 74 s)
 	start=$(barrier oneside)
 	if [ "$me" = a ]; then
-		run oneside "$P2P_BIN" "${ping_args[@]}" --port 7481 \
+		run oneside "$PEER_BIN" "${ping_args[@]}" --port 7481 \
 			--start-ms "$start" --timeout-ms 110000
 	else
 		# idle from before a's start until well after the hold expired
 		counters >"$out/oneside.before"
-		"$P2P_BIN" "${ping_args[@]}" --port 7481 \
-			--idle-ms "${P2P_IDLE_MS:-14000}" \
+		"$PEER_BIN" "${ping_args[@]}" --port 7481 \
+			--idle-ms "${PEER_IDLE_MS:-14000}" \
 			>"$out/oneside.log" 2>&1 &
 		pid=$!
 		# meanwhile a listener on the port the peer holds is refused
 		sleep 2
-		timeout 10 rping -s -a "$P2P_IP" -p 7481 -C 1 >"$out/conflict.log" 2>&1
+		timeout 10 rping -s -a "$PEER_IP" -p 7481 -C 1 >"$out/conflict.log" 2>&1
 		echo $? >"$out/conflict.rc"
 		# other users' processes (nobody): the option needs no
 		# privilege, as rdma_listen() does not, but they cannot take
 		# the bound port...
 		nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-		"${nobody[@]}" "$P2P_BIN" "${ping_args[@]}" --port 7485 --idle-ms 100 \
+		"${nobody[@]}" "$PEER_BIN" "${ping_args[@]}" --port 7485 --idle-ms 100 \
 			>"$out/unpriv.log" 2>&1
 		echo $? >"$out/unpriv.rc"
-		"${nobody[@]}" "$P2P_BIN" "${ping_args[@]}" --port 7481 --idle-ms 100 \
+		"${nobody[@]}" "$PEER_BIN" "${ping_args[@]}" --port 7481 --idle-ms 100 \
 			>"$out/steal-bind.log" 2>&1
 		echo $? >"$out/steal-bind.rc"
-		# ...nor claim a's REQ held for $P2P_IP by connecting to a from
+		# ...nor claim a's REQ held for $PEER_IP by connecting to a from
 		# another local address of the same device (it must fail)
-		ip addr add 198.18.0.4/24 dev "$P2P_NETDEV"
+		ip addr add 198.18.0.4/24 dev "$PEER_NETDEV"
 		sleep 1
-		"${nobody[@]}" "$P2P_BIN" --local 198.18.0.4 --remote "$P2P_PEER" \
+		"${nobody[@]}" "$PEER_BIN" --local 198.18.0.4 --remote "$PEER_REMOTE" \
 			--name thief --port 7481 --timeout-ms 9000 \
 			>"$out/steal-held.log" 2>&1
 		echo $? >"$out/steal-held.rc"
 		# ...and a peer connect from their own port to a's port 4420
 		# does not take 4420 here: root listens on it meanwhile
-		"${nobody[@]}" "$P2P_BIN" --local "$P2P_IP" --remote "$P2P_PEER" \
+		"${nobody[@]}" "$PEER_BIN" --local "$PEER_IP" --remote "$PEER_REMOTE" \
 			--name squat --port 6000 --remote-port 4420 \
 			--timeout-ms 8000 >"$out/squat.log" 2>&1 &
 		squat=$!
 		sleep 1
-		timeout 10 rping -s -a "$P2P_IP" -p 4420 -C 1 \
+		timeout 10 rping -s -a "$PEER_IP" -p 4420 -C 1 \
 			>"$out/listen-later.log" 2>&1 &
 		srv=$!
 		sleep 1
-		timeout 10 rping -c -a "$P2P_IP" -p 4420 -C 1 \
+		timeout 10 rping -c -a "$PEER_IP" -p 4420 -C 1 \
 			>>"$out/listen-later.log" 2>&1
 		echo $? >"$out/listen-later-client.rc"
 		wait $srv
 		echo $? >"$out/listen-later.rc"
 		wait $squat
 		# two peer ids with one 4-tuple: the second is refused
-		"${P2P_BIN%/*}/p2p_ranks" --local "$P2P_IP" --port 6100 \
-			--name dup --peer "$P2P_PEER:6200:x" \
-			--peer "$P2P_PEER:6200:x" --rounds 1 \
+		"${PEER_BIN%/*}/peer_ranks" --local "$PEER_IP" --port 6100 \
+			--name dup --peer "$PEER_REMOTE:6200:x" \
+			--peer "$PEER_REMOTE:6200:x" --rounds 1 \
 			--start-ms "$(date +%s%3N)" --timeout-ms 1000 \
 			>"$out/dup.log" 2>&1
 		wait $pid
@@ -169,13 +169,13 @@ e2e_scenarios() {
 	#    pairs at once); a's REQ finds nothing bound on b, is rejected and
 	#    sent again until b is there: no application retry
 	#    (a margin more: a's three set up at once)
-	start=$(($(barrier late) + ${P2P_MARGIN_MS:-4000}))
+	start=$(($(barrier late) + ${PEER_MARGIN_MS:-4000}))
 	pids=()
 	for late in 500 2000 5000; do
 		port=$((7490 + late / 1000))
 		late_arg=()
 		[ "$me" = b ] && late_arg=(--late-ms "$late")
-		run "late$late" "$P2P_BIN" "${ping_args[@]}" --port "$port" \
+		run "late$late" "$PEER_BIN" "${ping_args[@]}" --port "$port" \
 			--peer-name "$other" --shared-host --start-ms "$start" \
 			"${late_arg[@]}" --timeout-ms 60000 &
 		pids+=($!)
@@ -194,7 +194,7 @@ e2e_scenarios() {
 			skew_arg=()
 			[ "$me" = b ] && skew_arg=(--delay-ms "$skew")
 			mkdir -p "$sync_dir/optat-$at-$skew"
-			run "optat-$at-$skew" "$P2P_BIN" "${ping_args[@]}" \
+			run "optat-$at-$skew" "$PEER_BIN" "${ping_args[@]}" \
 				--port "$port" --peer-name "$other" \
 				--shared-host --opt-at "$at" "${skew_arg[@]}" \
 				--sync-dir "$sync_dir/optat-$at-$skew" \
@@ -213,20 +213,20 @@ e2e_scenarios() {
 	#    first: a's rdma_connect() says EALREADY, a accepts it); b 1 s
 	#    late (a's REQ is held at b until op connects)
 	for t in same alate blate; do
-		start=$(($(barrier "ondemand-$t") + ${P2P_MARGIN_MS:-4000}))
+		start=$(($(barrier "ondemand-$t") + ${PEER_MARGIN_MS:-4000}))
 		delay=0
 		case $me-$t in a-alate | b-blate) delay=1000 ;; esac
-		od=("${P2P_BIN%/*}/p2p_ranks" --local "$P2P_IP" --start-ms "$start"
+		od=("${PEER_BIN%/*}/peer_ranks" --local "$PEER_IP" --start-ms "$start"
 		    --delay-ms "$delay" --timeout-ms 30000)
 		if [ "$me" = a ]; then
 			run "ondemand-$t-oa" "${od[@]}" --port 7800 --name oa \
-				--listen --peer "$P2P_PEER:7810:op" \
-				--peer "$P2P_PEER:7820:oc:a"
+				--listen --peer "$PEER_REMOTE:7810:op" \
+				--peer "$PEER_REMOTE:7820:oc:a"
 		else
 			run "ondemand-$t-op" "${od[@]}" --port 7810 --name op \
-				--peer "$P2P_PEER:7800:oa" &
+				--peer "$PEER_REMOTE:7800:oa" &
 			run "ondemand-$t-oc" "${od[@]}" --port 7820 --name oc \
-				--peer "$P2P_PEER:7800:oa:c"
+				--peer "$PEER_REMOTE:7800:oa:c"
 			wait
 		fi
 	done
@@ -234,10 +234,10 @@ e2e_scenarios() {
 	# 4. stock client/server: rping, no option set
 	start=$(barrier rping)
 	if [ "$me" = a ]; then
-		run rping rping -s -a "$P2P_IP" -p 7482 -C 5 -S 64 -v
+		run rping rping -s -a "$PEER_IP" -p 7482 -C 5 -S 64 -v
 	else
 		sleep 2
-		run rping rping -c -a "$P2P_PEER" -p 7482 -C 5 -S 64 -v
+		run rping rping -c -a "$PEER_REMOTE" -p 7482 -C 5 -S 64 -v
 	fi
 
 	barrier done >/dev/null
@@ -245,18 +245,18 @@ e2e_scenarios() {
 }
 
 ranks() {
-	local nr=${P2P_RANKS:-4} base=7600 peer_base=7700 i j pids=() args=()
+	local nr=${PEER_RANKS:-4} base=7600 peer_base=7700 i j pids=() args=()
 
 	[ "$me" = b ] && base=7700 peer_base=7600
 	for j in $(seq 0 $((nr - 1))); do
-		args+=(--peer "$P2P_PEER:$((peer_base + j)):$other$j")
+		args+=(--peer "$PEER_REMOTE:$((peer_base + j)):$other$j")
 	done
 	counters >"$out/ranks.before"
 	for i in $(seq 0 $((nr - 1))); do
-		"${P2P_BIN%/*}/p2p_ranks" --local "$P2P_IP" --port $((base + i)) \
+		"${PEER_BIN%/*}/peer_ranks" --local "$PEER_IP" --port $((base + i)) \
 			--name "$me$i" "${args[@]}" --start-ms "$start" \
-			--rounds 3 --round-ms "${P2P_ROUND_MS:-6000}" \
-			--timeout-ms "${P2P_RANK_TIMEOUT_MS:-4000}" \
+			--rounds 3 --round-ms "${PEER_ROUND_MS:-6000}" \
+			--timeout-ms "${PEER_RANK_TIMEOUT_MS:-4000}" \
 			>"$out/ranks-$me$i.log" 2>&1 &
 		pids+=($!)
 	done
@@ -268,9 +268,9 @@ ranks() {
 }
 
 counters() { uml_counters; }
-# p2p_ping sets up (addr, route, QP) before the start time: give it ample
+# peer_ping sets up (addr, route, QP) before the start time: give it ample
 # time under KASAN
-barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" "${P2P_MARGIN_MS:-4000}"; }
+barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" "${PEER_MARGIN_MS:-4000}"; }
 
 run() {	# run <scenario> <command...>: log, exit code, counters around it
 	local scn=$1

@@ -5,7 +5,7 @@
 # after tests/uml-lib.sh.
 #
 # linkdel_rounds <netdev> <rounds> <out dir>: each round adds rxe0 on
-# <netdev>, runs the cm_p2p_fuzz suite (its flood holds REQs, with a hold
+# <netdev>, runs the cm_peer_fuzz suite (its flood holds REQs, with a hold
 # age longer than the suite), then deletes rxe0 after a random 0-1 s,
 # while the REJs for them (sent when the suite's peer ids went away, which
 # ends what was held for them) and their MRAs may still be in flight, and
@@ -17,8 +17,8 @@
 # deleted; the caller adds it back if it needs it.
 linkdel_rounds() {
 	local nd=$1 rounds=$2 out=$3 i held rc age0 cases0
-	local age=/sys/module/ib_cm/parameters/p2p_rdv_max_age_ms
-	local cases=/sys/module/cm_p2p_ib_test/parameters/fuzz_cases
+	local age=/sys/module/ib_cm/parameters/peer_rdv_max_age_ms
+	local cases=/sys/module/cm_peer_ib_test/parameters/fuzz_cases
 
 	age0=$(cat $age)
 	cases0=$(cat $cases 2>/dev/null || echo 0)
@@ -29,7 +29,7 @@ linkdel_rounds() {
 		[ -e /sys/class/infiniband/rxe0 ] ||
 			rdma link add rxe0 type rxe netdev "$nd" || break
 		sleep 1
-		echo 1 >/sys/kernel/debug/kunit/cm_p2p_fuzz/run
+		echo 1 >/sys/kernel/debug/kunit/cm_peer_fuzz/run
 		sleep "0.$((RANDOM % 10))"
 		held=$(uml_held_now)
 		timeout 120 rdma link delete rxe0

@@ -4,14 +4,14 @@
 # PID 1 of the UML test kernel (hostfs root).  Built-in KUnit suites have
 # already run when this starts; here we ask kmemleak for a report on
 # everything the tests allocated, store it on the host and power off.
-# P2P_OUT (from the kernel command line) is the host folder for results.
+# PEER_OUT (from the kernel command line) is the host folder for results.
 . "$(dirname "$0")/../uml-lib.sh"
 . "$(dirname "$0")/linkdel.sh"
 uml_mount
 # /dev/infiniband/* for the librdmacm users of stage 3
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
-out=${P2P_OUT:-/tmp}
+out=${PEER_OUT:-/tmp}
 
 # Stage 2: the suites that need an RDMA device.  Soft-RoCE on one end of a
 # veth pair (addresses from the 198.18.0.0/15 test range); the suite
@@ -24,7 +24,7 @@ run_suite() {	# run_suite <suite> <ktap file>
 	cat "$dir/results" >"$out/$2"
 }
 
-# Stage 3: librdmacm users (p2p_ping, P2P_BIN) torn down mid-collision,
+# Stage 3: librdmacm users (peer_ping, PEER_BIN) torn down mid-collision,
 # in loopback on rxe0 between two local addresses.  Both bind at once; la
 # connects at a start time T, lb at T + 6 s, so lb's CM holds la's REQ
 # meanwhile; as soon as it is held, la is killed (SIGKILL).  lb must exit
@@ -35,14 +35,14 @@ run_suite() {	# run_suite <suite> <ktap file>
 # wall clock under load, so the kill waits for the hold, not for a time.
 td_kill() {	# td_kill <port>; results in td-kill*
 	local name=td-kill port=$1 la lb start i
-	local held=/sys/class/infiniband/rxe0/ports/1/cm_p2p/held held0
+	local held=/sys/class/infiniband/rxe0/ports/1/cm_peer/held held0
 	held0=$(cat $held)
 	start=$(($(date +%s%3N) + 1500))
-	"$P2P_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
+	"$PEER_BIN" --local 198.18.0.1 --remote 198.18.0.3 \
 		--port "$port" --name la --shared-host --timeout-ms 12000 \
 		--start-ms "$start" >"$out/$name-la.log" 2>&1 &
 	la=$!
-	"$P2P_BIN" --local 198.18.0.3 --remote 198.18.0.1 \
+	"$PEER_BIN" --local 198.18.0.3 --remote 198.18.0.1 \
 		--port "$port" --name lb --shared-host --timeout-ms 12000 \
 		--start-ms "$start" --delay-ms 6000 >"$out/$name-lb.log" 2>&1 &
 	lb=$!
@@ -60,26 +60,26 @@ td_kill() {	# td_kill <port>; results in td-kill*
 	echo $? >"$out/$name-lb.rc"
 }
 
-run_suite cm_p2p_ib ktap-cm_p2p_ib.txt
-run_suite cm_p2p_fault ktap-cm_p2p_fault.txt
-run_suite cm_p2p_race ktap-cm_p2p_race.txt
-run_suite cm_p2p_rdma ktap-cm_p2p_rdma.txt
-if [ -x "${P2P_BIN:-}" ]; then
+run_suite cm_peer_ib ktap-cm_peer_ib.txt
+run_suite cm_peer_fault ktap-cm_peer_fault.txt
+run_suite cm_peer_race ktap-cm_peer_race.txt
+run_suite cm_peer_rdma ktap-cm_peer_rdma.txt
+if [ -x "${PEER_BIN:-}" ]; then
 	{
 		set -x
 		ip addr add 198.18.0.3/24 dev veth0
 		# let what the suites left held expire first
-		sleep $((($(cat /sys/module/ib_cm/parameters/p2p_rdv_max_age_ms) + 1999) / 1000))
+		sleep $((($(cat /sys/module/ib_cm/parameters/peer_rdv_max_age_ms) + 1999) / 1000))
 		td_kill 7490
 		set +x
 	} >"$out/td.log" 2>&1
 fi
-run_suite cm_p2p_fuzz ktap-cm_p2p_fuzz.txt
-# make stress (P2P_ROUNDS from the command line): the fault and fuzz
+run_suite cm_peer_fuzz ktap-cm_peer_fuzz.txt
+# make stress (PEER_ROUNDS from the command line): the fault and fuzz
 # suites again, rounds 2..N, results in ktap-<suite>.r<N>.txt
-for round in $(seq 2 "${P2P_ROUNDS:-1}"); do
-	run_suite cm_p2p_fault "ktap-cm_p2p_fault.r$round.txt"
-	run_suite cm_p2p_fuzz "ktap-cm_p2p_fuzz.r$round.txt"
+for round in $(seq 2 "${PEER_ROUNDS:-1}"); do
+	run_suite cm_peer_fault "ktap-cm_peer_fault.r$round.txt"
+	run_suite cm_peer_fuzz "ktap-cm_peer_fuzz.r$round.txt"
 done
 # diagnostics for the IB suites: device and CM counters
 grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
@@ -90,6 +90,6 @@ grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
 # cannot be removed while a user-space process has it open, so the REQs
 # come from the fuzz suite's flood.  KASAN and kmemleak watch the drain.
 if [ -e /sys/class/infiniband/rxe0 ]; then
-	linkdel_rounds veth0 "${P2P_LINKDEL_ROUNDS:-1}" "$out" >>"$out/td.log" 2>&1
+	linkdel_rounds veth0 "${PEER_LINKDEL_ROUNDS:-1}" "$out" >>"$out/td.log" 2>&1
 fi
 uml_finish "$out"

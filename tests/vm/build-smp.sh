@@ -26,10 +26,10 @@ kmake() { make -s -C "$SRC" O="$SMP_OUT" ARCH=x86_64 "$@"; }
 [ -f "$SRC/Makefile" ] || die "no kernel tree in $SRC: run make tree"
 mkdir -p "$SMP_OUT"
 sum=$(cat "${frags[@]}" "$TOP/Kconfig" "$0" | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$SMP_OUT/.p2p-config-sum" 2>/dev/null)" != "$sum" ] ||
+if [ "$(cat "$SMP_OUT/.peer-config-sum" 2>/dev/null)" != "$sum" ] ||
    [ ! -f "$SMP_OUT/.config" ]; then
 	log "configuring ${SMP_OUT#"$TOP"/}: tinyconfig + ${frags[*]#"$TOP"/}"
-	rm -f "$SMP_OUT/.p2p-config-sum"
+	rm -f "$SMP_OUT/.peer-config-sum"
 	kmake tinyconfig >/dev/null
 	(cd "$SMP_OUT" && "$SRC/scripts/kconfig/merge_config.sh" -m -O . \
 		.config "${frags[@]}") >"$SMP_OUT/merge.log" 2>&1 ||
@@ -53,7 +53,7 @@ if [ "$(cat "$SMP_OUT/.p2p-config-sum" 2>/dev/null)" != "$sum" ] ||
 		printf '  %s\n' "$bad" >&2
 		die "the kernel config does not have these fragment options (missing dependency?)"
 	}
-	echo "$sum" >"$SMP_OUT/.p2p-config-sum"
+	echo "$sum" >"$SMP_OUT/.peer-config-sum"
 fi
 [ -z "${SMP_CONFIG_ONLY:-}" ] || exit 0
 

@@ -67,14 +67,14 @@ log "kernel ready in $(($(date +%s) - start)) s ($(cat "$SMP_OUT/include/config/
 KERNEL=$SMP_OUT/arch/x86/boot/bzImage
 CMDLINE="console=ttyS0 root=hostroot rootfstype=9p rootflags=$VM_ROOTFLAGS ro panic=-1 kasan.fault=report"
 "$TOP/tests/e2e/build-tools.sh" ||
-	fail_setup p2p_ping_built "e2e programs build"
+	fail_setup peer_ping_built "e2e programs build"
 
 # --- 2. KUnit: built-in suites at boot, device suites on rxe0, kmemleak
 if [ "${SMP_KUNIT:-1}" != 0 ]; then
 log "booting the SMP debug kernel ($VM_CPUS vCPUs): KUnit, device suites on rxe0, kmemleak"
 start=$(date +%s)
 vm_boot kunit "$OUT" "${SMP_TIMEOUT:-1800}" "$KERNEL" - \
-	"$CMDLINE init=$TOP/tests/vm/smp-init.sh P2P_SHARE=$OUT P2P_OUT=$OUT/kunit P2P_DEV_SUITES=$DEV_SUITES_FILE P2P_LINKDEL_ROUNDS=${SMP_LINKDEL_ROUNDS:-1} ${SMP_KUNIT_ARGS:-}"
+	"$CMDLINE init=$TOP/tests/vm/smp-init.sh PEER_SHARE=$OUT PEER_OUT=$OUT/kunit PEER_DEV_SUITES=$DEV_SUITES_FILE PEER_LINKDEL_ROUNDS=${SMP_LINKDEL_ROUNDS:-1} ${SMP_KUNIT_ARGS:-}"
 log "VM exited with $(cat "$OUT/kunit.exit") after $(($(date +%s) - start)) s"
 
 # kunit.py parse, names prefixed with $NAME/ (apart from the UML ones)
@@ -151,7 +151,7 @@ fi
 if [ "${SMP_E2E:-1}" != 0 ]; then
 	log "booting two SMP debug VMs a and b for the two-host e2e"
 	vm_pair "$OUT/e2e" "${SMP_E2E_TIMEOUT:-1500}" "$KERNEL" - \
-		"$CMDLINE kunit.enable=0 init=$TOP/tests/vm/vm-e2e-init.sh P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000 ${SMP_E2E_ARGS:-P2P_MARGIN_MS=10000 P2P_EARLY_MS=1500 P2P_IDLE_MS=30000 P2P_COLLIDE_DELAY_MS=250 P2P_ROUND_MS=40000 P2P_RANK_TIMEOUT_MS=25000}"
+		"$CMDLINE kunit.enable=0 init=$TOP/tests/vm/vm-e2e-init.sh PEER_BIN=$BUILD/peer_ping PEER_BARRIER_TRIES=3000 ${SMP_E2E_ARGS:-PEER_MARGIN_MS=10000 PEER_EARLY_MS=1500 PEER_IDLE_MS=30000 PEER_COLLIDE_DELAY_MS=250 PEER_ROUND_MS=40000 PEER_RANK_TIMEOUT_MS=25000}"
 	python3 "$TOP/tests/e2e/check-e2e.py" "$OUT/e2e" --prefix "$NAME/e2e" \
 		--splats "$TOP/tests/vm/splat.re" >>"$CHECKS" || rc=1
 	cat "$OUT/e2e/report.txt"

@@ -4,12 +4,12 @@
 # `make vm`: our modules on Debian's own kernel, SMP, in qemu (TCG).
 #
 #  1. build/vm/debian: Debian's linux-image-$KRELEASE-unsigned unpacked,
-#     plus `make install DESTDIR=` of build/host-core (updates/cm-p2p,
+#     plus `make install DESTDIR=` of build/host-core (updates/cm-peer,
 #     depmod); build/vm/initramfs.cpio.gz mounts the host's / over 9p;
 #  2. two VMs, a and b, Debian's vmlinuz, $VM_CPUS vCPUs each, joined by a
 #     virtio-net link (qemu UDP socket); on each (tests/vm/vm-e2e-init.sh):
 #     modprobe rdma_rxe rdma_ucm, checks that ib_cm/rdma_cm/rdma_ucm are
-#     ours (updates/cm-p2p, build ID of the running module), that the
+#     ours (updates/cm-peer, build ID of the running module), that the
 #     in-tree ULPs load beside them and use them; the two-host e2e
 #     scenarios of tests/e2e over rxe; our modules unload at the end;
 #  3. tests/e2e/check-e2e.py: checks vm-debian/... in
@@ -40,7 +40,7 @@ case "$want" in
 *) fail_setup host_modules_built "no modules for $KRELEASE in ${HOST_MOD#"$TOP"/}: run make first" ;;
 esac
 "$TOP/tests/e2e/build-tools.sh" ||
-	fail_setup p2p_ping_built "e2e programs build"
+	fail_setup peer_ping_built "e2e programs build"
 ( vm_debian_stage && vm_initramfs ) >"$OUT/stage.log" 2>&1 || {
 	cat "$OUT/stage.log" >&2
 	fail_setup staged_root "staging Debian's kernel with our modules failed"
@@ -48,7 +48,7 @@ esac
 
 log "booting Debian $KRELEASE VMs a and b ($VM_CPUS vCPUs each, TCG)"
 vm_pair "$OUT" "${VM_TIMEOUT:-900}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
-	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 P2P_INIT=$TOP/tests/vm/vm-e2e-init.sh P2P_ROOTFLAGS=$VM_ROOTFLAGS P2P_STAGE=$VM_STAGE P2P_BIN=$BUILD/p2p_ping P2P_BARRIER_TRIES=3000 P2P_ROUND_MS=20000 P2P_RANK_TIMEOUT_MS=12000"
+	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/vm/vm-e2e-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_ping PEER_BARRIER_TRIES=3000 PEER_ROUND_MS=20000 PEER_RANK_TIMEOUT_MS=12000"
 
 python3 "$TOP/tests/e2e/check-e2e.py" "$OUT" --prefix vm-debian \
 	--splats "$TOP/tests/vm/splat.re" --no-kmemleak --modules >>"$CHECKS"

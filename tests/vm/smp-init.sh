@@ -7,16 +7,16 @@
 # tests/kunit/uml-init.sh runs too) run again here through debugfs, on
 # soft-RoCE over one end of a veth pair, as in the UML kernel.  Then
 # device removal against held REQs (tests/kunit/linkdel.sh,
-# P2P_LINKDEL_ROUNDS rounds), a kmemleak report, power off.  From the
-# kernel command line: P2P_SHARE (the writable share), P2P_OUT (results:
-# ktap-<suite>.txt, ib-*.txt, linkdel.tsv, kmemleak.*), P2P_DEV_SUITES
+# PEER_LINKDEL_ROUNDS rounds), a kmemleak report, power off.  From the
+# kernel command line: PEER_SHARE (the writable share), PEER_OUT (results:
+# ktap-<suite>.txt, ib-*.txt, linkdel.tsv, kmemleak.*), PEER_DEV_SUITES
 # (the suite list).
 . "$(dirname "$0")/../uml-lib.sh"
 . "$(dirname "$0")/vm-guest.sh"
 . "$(dirname "$0")/../kunit/linkdel.sh"
 vm_mount
 
-out=$P2P_OUT
+out=$PEER_OUT
 mkdir -p "$out"
 exec >"$out/init.log" 2>&1
 echo "$(uname -r), $(nproc) CPUs, $(date -u)"
@@ -27,7 +27,7 @@ uml_loop_rxe "$out"
 # them expire before the next suite, which counts the queue.
 wait_unheld() {
 	local i limit
-	limit=$((($(cat /sys/module/ib_cm/parameters/p2p_rdv_max_age_ms) + 2999) / 100))
+	limit=$((($(cat /sys/module/ib_cm/parameters/peer_rdv_max_age_ms) + 2999) / 100))
 	for i in $(seq "$limit"); do
 		[ "$(uml_held_now)" -le 0 ] && return 0
 		sleep 0.1
@@ -51,15 +51,15 @@ while read -r suite _; do
 	'' | '#'*) continue ;;
 	esac
 	run_suite "$suite"
-done <"$P2P_DEV_SUITES"
+done <"$PEER_DEV_SUITES"
 
 grep -H '' /sys/class/infiniband/*/ports/*/hw_counters/* \
 	/sys/class/infiniband/*/ports/*/cm_*/* 2>/dev/null |
 	sed 's|:| |' >"$out/ib-counters.txt"
 
-# device removal with REQs held, P2P_LINKDEL_ROUNDS times
+# device removal with REQs held, PEER_LINKDEL_ROUNDS times
 if [ -e /sys/class/infiniband/rxe0 ]; then
 	wait_unheld
-	linkdel_rounds veth0 "${P2P_LINKDEL_ROUNDS:-1}" "$out" >"$out/linkdel.log" 2>&1
+	linkdel_rounds veth0 "${PEER_LINKDEL_ROUNDS:-1}" "$out" >"$out/linkdel.log" 2>&1
 fi
 uml_finish "$out"

@@ -4,11 +4,11 @@
 # PID 1 of one of the two VMs of a qemu end-to-end run (tests/vm/run-vm.sh:
 # Debian's kernel; tests/vm/run-smp.sh: the SMP debug kernel), root = the
 # host's / over 9p.  From the kernel command line (tests/vm/vm-lib.sh
-# vm_pair): P2P_NAME (a|b), P2P_IP, P2P_PEER, P2P_MAC, P2P_SHARE,
-# P2P_OUT, P2P_SYNC, P2P_BIN (p2p_ping); for Debian's kernel also
-# P2P_STAGE, the staged root (Debian's modules and ours, `make install`
+# vm_pair): PEER_NAME (a|b), PEER_IP, PEER_REMOTE, PEER_MAC, PEER_SHARE,
+# PEER_OUT, PEER_SYNC, PEER_BIN (peer_ping); for Debian's kernel also
+# PEER_STAGE, the staged root (Debian's modules and ours, `make install`
 # with DESTDIR), whose modules are loaded with modprobe and checked first
-# (results in $P2P_OUT/modules.tsv: "name<TAB>PASS|FAIL<TAB>detail").
+# (results in $PEER_OUT/modules.tsv: "name<TAB>PASS|FAIL<TAB>detail").
 # Then the scenarios of tests/e2e/scenarios.sh, a kmemleak scan where the
 # kernel has one, power off.
 . "$(dirname "$0")/../uml-lib.sh"
@@ -36,15 +36,15 @@ loaded_build_id() {
 file_build_id() {
 	readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: *//p'
 }
-# ours: loaded, from updates/cm-p2p (the running module's build ID is the
+# ours: loaded, from updates/cm-peer (the running module's build ID is the
 # file's), out-of-tree taint, our parameters present
 check_ours() {	# check_ours <module>
 	local m=$1 path id file_id taint
 	path=$(modinfo -n "$m" 2>/dev/null)
 	id=$(loaded_build_id "$m")
-	file_id=$(file_build_id "/lib/modules/$(uname -r)/updates/cm-p2p/$m.ko")
+	file_id=$(file_build_id "/lib/modules/$(uname -r)/updates/cm-peer/$m.ko")
 	taint=$(cat "/sys/module/$m/taint" 2>/dev/null)
-	if [ -d "/sys/module/$m" ] && [ "${path#*/updates/cm-p2p/}" != "$path" ] &&
+	if [ -d "/sys/module/$m" ] && [ "${path#*/updates/cm-peer/}" != "$path" ] &&
 	   [ -n "$id" ] && [ "$id" = "$file_id" ] && [ "${taint#*O}" != "$taint" ]; then
 		mcheck "loaded_from_updates/$m" PASS "$path build-id $id taint $taint"
 	else
@@ -68,9 +68,9 @@ check_ulp() {	# check_ulp <module>
 	fi
 }
 
-if [ -n "${P2P_STAGE:-}" ]; then
+if [ -n "${PEER_STAGE:-}" ]; then
 	: >"$out/modules.tsv"
-	mount --bind "$P2P_STAGE/lib/modules" /lib/modules
+	mount --bind "$PEER_STAGE/lib/modules" /lib/modules
 	modprobe virtio_net
 	modprobe rdma_rxe
 	modprobe rdma_ucm
@@ -83,12 +83,12 @@ if [ -n "${P2P_STAGE:-}" ]; then
 	lsmod >"$out/lsmod.txt"
 fi
 
-P2P_NETDEV=$(vm_netdev) || {
-	echo "no NIC with address $P2P_MAC" >&2
+PEER_NETDEV=$(vm_netdev) || {
+	echo "no NIC with address $PEER_MAC" >&2
 	uml_finish "$out"
 }
-if [ ! -x "$P2P_BIN" ] || [ ! -d "$sync_dir" ]; then
-	echo "missing $P2P_BIN or $sync_dir: nothing to run" >&2
+if [ ! -x "$PEER_BIN" ] || [ ! -d "$sync_dir" ]; then
+	echo "missing $PEER_BIN or $sync_dir: nothing to run" >&2
 	uml_finish "$out"
 fi
 
@@ -109,7 +109,7 @@ interop() {
 		done
 		xz -dc "$core/ib_cm.ko.xz" >/run/stock-ib_cm.ko
 		if [ -d /sys/module/ib_cm ] && [ -d /sys/module/rdma_ucm ] &&
-		   [ ! -e /sys/module/ib_cm/parameters/p2p_rdv_max_held ] &&
+		   [ ! -e /sys/module/ib_cm/parameters/peer_rdv_max_held ] &&
 		   [ "$(loaded_build_id ib_cm)" = "$(file_build_id /run/stock-ib_cm.ko)" ]; then
 			mcheck interop_stock_cm_loaded PASS "$core/{ib_cm,rdma_cm,rdma_ucm}.ko.xz"
 		else
@@ -118,17 +118,17 @@ interop() {
 	fi
 	barrier interop >/dev/null
 	if [ "$me" = a ]; then
-		run interop "$P2P_BIN" "${ping_args[@]}" --port 7520 \
+		run interop "$PEER_BIN" "${ping_args[@]}" --port 7520 \
 			--peer-name "$other" --timeout-ms 110000
 		rdma resource show cm_id >"$out/interop-cm_ids.txt" 2>&1
 	fi
 	barrier interop_done >/dev/null
 }
-[ -n "${P2P_STAGE:-}" ] && interop
+[ -n "${PEER_STAGE:-}" ] && interop
 
 # Debian's kernel: our modules unload again (after the ULPs using them;
 # on b, the stock ones of the interop step)
-if [ -n "${P2P_STAGE:-}" ]; then
+if [ -n "${PEER_STAGE:-}" ]; then
 	ulps_sys=("${ULPS[@]//-/_}")
 	modprobe -r "${ulps_sys[@]}" >"$out/unload.log" 2>&1
 	if [ "$me" = b ]; then

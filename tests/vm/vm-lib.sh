@@ -7,9 +7,9 @@
 # scripts/common.sh.
 #
 # Every guest has the host's / as its root (virtio-9p, read-only, tag
-# hostroot) and one writable share (tag p2pout), the host folder $share,
+# hostroot) and one writable share (tag peerout), the host folder $share,
 # which the guest mounts at the same path: results and the pair's sync
-# folder.  Kernel command line variables P2P_* reach the guest's init as
+# folder.  Kernel command line variables PEER_* reach the guest's init as
 # environment variables.
 
 VM_DIR=$BUILD/vm			# caches: Debian stage, initramfs
@@ -34,9 +34,9 @@ VM_ROOTFLAGS=trans=virtio,version=9p2000.L,msize=262144,cache=loose
 # vm_debian_stage: unpack Debian's linux-image-$KRELEASE-unsigned into
 # build/vm/debian once (the package install-check.sh also uses), then
 # `make install DESTDIR=build/vm/debian` of the current build/host-core
-# (updates/cm-p2p, depmod).
+# (updates/cm-peer, depmod).
 vm_debian_stage() {
-	local stamp=$VM_STAGE/.p2p-deb
+	local stamp=$VM_STAGE/.peer-deb
 	if [ ! -f "$VM_DEB" ]; then
 		log "downloading linux-image-$KRELEASE-unsigned $KPKG_VERSION"
 		(cd /var/cache/apt/archives &&
@@ -64,7 +64,7 @@ vm_initramfs() {
 	local moddir=$VM_STAGE/lib/modules/$KRELEASE bb=/bin/busybox
 	local sum tmp m ko
 	[ -x "$bb" ] || die "no $bb: install busybox-static (scripts/install-deps.sh)"
-	sum=$(cat "$TOP/tests/vm/initramfs-init" "$bb" "$VM_STAGE/.p2p-deb" |
+	sum=$(cat "$TOP/tests/vm/initramfs-init" "$bb" "$VM_STAGE/.peer-deb" |
 		sha256sum | cut -d' ' -f1)
 	[ -s "$VM_INITRD" ] && [ "$(cat "$VM_INITRD.sum" 2>/dev/null)" = "$sum" ] &&
 		return 0
@@ -97,7 +97,7 @@ vm_boot() {
 		-nographic -no-reboot -nic none
 		-kernel "$kernel" -append "$cmdline"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-		-virtfs "local,path=$dir,mount_tag=p2pout,security_model=none")
+		-virtfs "local,path=$dir,mount_tag=peerout,security_model=none")
 	[ "$initrd" = - ] || args+=(-initrd "$initrd")
 	echo "$QEMU ${args[*]} $*" >"$dir/$name.cmd"
 	timeout --kill-after=15 "$limit" "$QEMU" "${args[@]}" "$@" \
@@ -110,9 +110,9 @@ vm_boot() {
 # vm_pair <dir> <timeout s> <kernel> <initrd|-> <cmdline> [qemu args]:
 #   hosts a (198.18.0.1) and b (198.18.0.2), each a vm_boot with a
 #   virtio-net NIC; the two NICs are joined by qemu's UDP socket netdev on
-#   127.0.0.1.  The command line gets P2P_NAME, P2P_IP, P2P_PEER,
-#   P2P_MAC (the NIC's address), P2P_SHARE=<dir>, P2P_OUT=<dir>/<name>,
-#   P2P_SYNC=<dir>/sync.
+#   127.0.0.1.  The command line gets PEER_NAME, PEER_IP, PEER_REMOTE,
+#   PEER_MAC (the NIC's address), PEER_SHARE=<dir>, PEER_OUT=<dir>/<name>,
+#   PEER_SYNC=<dir>/sync.
 vm_pair() {
 	local dir=$1 limit=$2 kernel=$3 initrd=$4 cmdline=$5 p1 p2 start
 	shift 5
@@ -123,7 +123,7 @@ vm_pair() {
 		local name=$1 ip=$2 peer=$3 mac=$4 lport=$5 pport=$6
 		shift 6
 		vm_boot "$name" "$dir" "$limit" "$kernel" "$initrd" \
-			"$cmdline P2P_NAME=$name P2P_IP=$ip P2P_PEER=$peer P2P_MAC=$mac P2P_SHARE=$dir P2P_OUT=$dir/$name P2P_SYNC=$dir/sync" \
+			"$cmdline PEER_NAME=$name PEER_IP=$ip PEER_REMOTE=$peer PEER_MAC=$mac PEER_SHARE=$dir PEER_OUT=$dir/$name PEER_SYNC=$dir/sync" \
 			-netdev "socket,id=n0,udp=127.0.0.1:$pport,localaddr=127.0.0.1:$lport" \
 			-device "virtio-net-pci,netdev=n0,mac=$mac" "$@"
 	}

@@ -3,8 +3,8 @@
  * IB CM peer-to-peer connection establishment: the arbiter, the index of
  * a peer service ID and the queue of held REQs.
  *
- * See cm_p2p.h for the overview.  Nothing here depends on ib_cm's private
- * structures, so the whole file is exercised by cm_p2p_test.c.
+ * See cm_peer.h for the overview.  Nothing here depends on ib_cm's private
+ * structures, so the whole file is exercised by cm_peer_test.c.
  */
 
 #include <linux/jiffies.h>
@@ -12,16 +12,16 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
-#include "cm_p2p.h"
+#include "cm_peer.h"
 
-static unsigned int cm_p2p_param_max_held = 64;
-module_param_named(p2p_rdv_max_held, cm_p2p_param_max_held, uint, 0644);
-MODULE_PARM_DESC(p2p_rdv_max_held,
+static unsigned int cm_peer_param_max_held = 64;
+module_param_named(peer_rdv_max_held, cm_peer_param_max_held, uint, 0644);
+MODULE_PARM_DESC(peer_rdv_max_held,
 		 "Peer REQs held per device while waiting for the local peer (default 64, 0 disables holding)");
 
-static unsigned int cm_p2p_param_max_age_ms = 5000;
-module_param_named(p2p_rdv_max_age_ms, cm_p2p_param_max_age_ms, uint, 0644);
-MODULE_PARM_DESC(p2p_rdv_max_age_ms,
+static unsigned int cm_peer_param_max_age_ms = 5000;
+module_param_named(peer_rdv_max_age_ms, cm_peer_param_max_age_ms, uint, 0644);
+MODULE_PARM_DESC(peer_rdv_max_age_ms,
 		 "Milliseconds a held peer REQ stays claimable (default 5000)");
 
 /*
@@ -35,15 +35,15 @@ MODULE_PARM_DESC(p2p_rdv_max_age_ms,
  */
 
 /**
- * cm_p2p_arbitrate() - decide which end of a peer REQ collision is active
+ * cm_peer_arbitrate() - decide which end of a peer REQ collision is active
  * @local: identity of the REQ this end sent
  * @remote: identity of the REQ this end received
  *
- * Return: %CM_P2P_ACTIVE or %CM_P2P_PASSIVE for the local end, or -ELOOP
+ * Return: %CM_PEER_ACTIVE or %CM_PEER_PASSIVE for the local end, or -ELOOP
  * when both identities are the same (the REQ is our own).
  */
-int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
-		     const struct cm_p2p_ident *remote)
+int cm_peer_arbitrate(const struct cm_peer_ident *local,
+		     const struct cm_peer_ident *remote)
 {
 	u64 lguid = be64_to_cpu(local->ca_guid);
 	u64 rguid = be64_to_cpu(remote->ca_guid);
@@ -51,10 +51,10 @@ int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
 	u32 rqpn = remote->qpn & 0xffffff;
 
 	if (lguid != rguid)
-		return lguid > rguid ? CM_P2P_ACTIVE : CM_P2P_PASSIVE;
+		return lguid > rguid ? CM_PEER_ACTIVE : CM_PEER_PASSIVE;
 	if (lqpn == rqpn)
 		return -ELOOP;
-	return lqpn > rqpn ? CM_P2P_ACTIVE : CM_P2P_PASSIVE;
+	return lqpn > rqpn ? CM_PEER_ACTIVE : CM_PEER_PASSIVE;
 }
 
 /*
@@ -207,7 +207,7 @@ struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
 
 static unsigned int cm_peer_limit(const struct cm_peer_queue *q)
 {
-	return q->max_held ? q->max_held : READ_ONCE(cm_p2p_param_max_held);
+	return q->max_held ? q->max_held : READ_ONCE(cm_peer_param_max_held);
 }
 
 /**
@@ -220,16 +220,16 @@ static unsigned int cm_peer_limit(const struct cm_peer_queue *q)
 unsigned int cm_peer_max_age_ms(const struct cm_peer_queue *q)
 {
 	return q->max_age_ms ? q->max_age_ms :
-			       READ_ONCE(cm_p2p_param_max_age_ms);
+			       READ_ONCE(cm_peer_param_max_age_ms);
 }
 
 /**
  * cm_peer_queue_init() - set up an empty queue
  * @q: the queue
- * @max_held: most entries at once; 0 follows the p2p_rdv_max_held module
+ * @max_held: most entries at once; 0 follows the peer_rdv_max_held module
  *	parameter
  * @max_age_ms: claimable lifetime of an entry; 0 follows the
- *	p2p_rdv_max_age_ms module parameter
+ *	peer_rdv_max_age_ms module parameter
  */
 void cm_peer_queue_init(struct cm_peer_queue *q, unsigned int max_held,
 			unsigned int max_age_ms)

@@ -15,8 +15,8 @@
  * Nothing here takes a lock: the caller serializes every call on the
  * indexes and the queue of one device (ib_cm uses cm.lock).
  */
-#ifndef _CM_P2P_H
-#define _CM_P2P_H
+#ifndef _CM_PEER_H
+#define _CM_PEER_H
 
 #include <linux/types.h>
 #include <linux/list.h>
@@ -24,27 +24,27 @@
 #include <rdma/ib_verbs.h>
 
 /**
- * enum cm_p2p_role - outcome of a REQ collision for the local end
- * @CM_P2P_PASSIVE: drop the local REQ, answer the remote REQ with a REP
- * @CM_P2P_ACTIVE: drop the remote REQ, wait for the REP to the local REQ
+ * enum cm_peer_role - outcome of a REQ collision for the local end
+ * @CM_PEER_PASSIVE: drop the local REQ, answer the remote REQ with a REP
+ * @CM_PEER_ACTIVE: drop the remote REQ, wait for the REP to the local REQ
  */
-enum cm_p2p_role {
-	CM_P2P_PASSIVE,
-	CM_P2P_ACTIVE,
+enum cm_peer_role {
+	CM_PEER_PASSIVE,
+	CM_PEER_ACTIVE,
 };
 
 /**
- * struct cm_p2p_ident - what the arbiter compares of one REQ
+ * struct cm_peer_ident - what the arbiter compares of one REQ
  * @ca_guid: REQ:Local CA GUID of the REQ's sender
  * @qpn: REQ:Local QPN of the REQ's sender (24 bits; upper bits ignored)
  */
-struct cm_p2p_ident {
+struct cm_peer_ident {
 	__be64 ca_guid;
 	u32 qpn;
 };
 
-int cm_p2p_arbitrate(const struct cm_p2p_ident *local,
-		     const struct cm_p2p_ident *remote);
+int cm_peer_arbitrate(const struct cm_peer_ident *local,
+		     const struct cm_peer_ident *remote);
 
 /* Longest match blob: all of a REQ's private data. */
 #define CM_PEER_MATCH_MAX 92
@@ -149,9 +149,9 @@ struct cm_peer_held {
  * @list: &struct cm_peer_held, oldest first
  * @by_comm: &struct cm_peer_held by remote communication ID
  * @count: entries held
- * @max_held: most entries at once; 0 follows the p2p_rdv_max_held
+ * @max_held: most entries at once; 0 follows the peer_rdv_max_held
  *	module parameter
- * @max_age_ms: claimable lifetime; 0 follows p2p_rdv_max_age_ms
+ * @max_age_ms: claimable lifetime; 0 follows peer_rdv_max_age_ms
  */
 struct cm_peer_queue {
 	struct list_head list;
@@ -178,4 +178,4 @@ struct cm_peer_held *cm_peer_expired(struct cm_peer_queue *q);
 bool cm_peer_next_expiry(const struct cm_peer_queue *q, unsigned long *when);
 unsigned int cm_peer_max_age_ms(const struct cm_peer_queue *q);
 
-#endif /* _CM_P2P_H */
+#endif /* _CM_PEER_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * p2p_ping: peer-to-peer rdma_cm connect with stock librdmacm.
+ * peer_ping: peer-to-peer rdma_cm connect with stock librdmacm.
  *
  * Both ends run the same program: bind the same port, resolve each other,
  * set RDMA_OPTION_ID_PEER_TO_PEER, call rdma_connect() at an agreed moment
@@ -9,7 +9,7 @@
  * come with the connect's private data) and sends a final message; each
  * checks what it received, and both disconnect.
  *
- * The role this end took is read from the kernel's cm_p2p counters of the
+ * The role this end took is read from the kernel's cm_peer counters of the
  * device (they are per host; nothing else on the host may connect at the
  * same time).
  *
@@ -103,7 +103,7 @@ static long counter(const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/cm_p2p/%s", o.dev, name);
+		 "/sys/class/infiniband/%s/ports/1/cm_peer/%s", o.dev, name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -313,7 +313,7 @@ static long long rendezvous(void)
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: p2p_ping --local IP --remote IP [--port N] [--name S]\n"
+		"usage: peer_ping --local IP --remote IP [--port N] [--name S]\n"
 		"       [--count N] [--start-ms EPOCH_MS] [--delay-ms N]\n"
 		"       [--timeout-ms N] [--dev RDMA_DEV] [--no-peer]\n"
 		"       [--idle-ms N]  (bind as peer, never connect, exit)\n"

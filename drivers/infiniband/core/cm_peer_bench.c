@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Microbenchmarks of the IB CM peer-to-peer index (suite cm_p2p_bench,
- * CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH; built only in the benchmark
+ * Microbenchmarks of the IB CM peer-to-peer index (suite cm_peer_bench,
+ * CONFIG_INFINIBAND_CM_PEER_KUNIT_BENCH; built only in the benchmark
  * kernel, never in the test run).
  *
  * A REQ for a peer service ID is matched in that service ID's index:
@@ -24,7 +24,7 @@
 #include <linux/rbtree.h>
 #include <linux/vmalloc.h>
 
-#include "cm_p2p.h"
+#include "cm_peer.h"
 
 #define BENCH_OPS	BIT(20)
 #define BENCH_MATCH	36
@@ -209,16 +209,16 @@ static void bench_listen_lookup(struct kunit *test)
 	vfree(e);
 }
 
-static struct kunit_case cm_p2p_bench_cases[] = {
+static struct kunit_case cm_peer_bench_cases[] = {
 	KUNIT_CASE_SLOW(bench_listen_lookup),
 	KUNIT_CASE_SLOW(bench_match),
 	KUNIT_CASE_SLOW(bench_hold_claim),
 	{}
 };
 
-static struct kunit_suite cm_p2p_bench_suite = {
-	.name = "cm_p2p_bench",
-	.test_cases = cm_p2p_bench_cases,
+static struct kunit_suite cm_peer_bench_suite = {
+	.name = "cm_peer_bench",
+	.test_cases = cm_peer_bench_cases,
 };
 
-kunit_test_suite(cm_p2p_bench_suite);
+kunit_test_suite(cm_peer_bench_suite);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * p2p_bench: connection set-up time with stock librdmacm, in three ways.
+ * peer_bench: connection set-up time with stock librdmacm, in three ways.
  *
  * N endpoints (processes, --endpoints N, this one is --index K), each with
  * an address of the list --hosts IP0,IP1,... (endpoint K uses entry
@@ -28,7 +28,7 @@
  *   {"round":R,"pair":P,"me":K,"peer":J,"role":"...","ok":1,
  *    "est_ms":X,"qpn":Q,"peer_qpn":Q2}          per connection end
  *   {"round":R,"me":K,"matched":M,"claimed":C,"held":H}
- *                                  cm_p2p counter deltas of the round
+ *                                  cm_peer counter deltas of the round
  * Exit status 0 when every connection of every round was established.
  */
 #define _GNU_SOURCE
@@ -101,7 +101,7 @@ static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "p2p_bench[%d]: ", o.index);
+	fprintf(stderr, "peer_bench[%d]: ", o.index);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -124,7 +124,7 @@ static long counter(const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/cm_p2p/%s", o.dev, name);
+		 "/sys/class/infiniband/%s/ports/1/cm_peer/%s", o.dev, name);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
@@ -434,7 +434,7 @@ static int run_round(int r, double t_start)
 	}
 
 	if (now_ms() > t_start)
-		fprintf(stderr, "p2p_bench[%d]: round %d set up %.1f ms late\n",
+		fprintf(stderr, "peer_bench[%d]: round %d set up %.1f ms late\n",
 			o.index, r, now_ms() - t_start);
 	wait_until(t_start);
 	for (i = 0; i < nconns; i++) {
@@ -497,7 +497,7 @@ static int run_round(int r, double t_start)
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: p2p_bench --mode peer|cs|wa --hosts IP,IP --index K\n"
+		"usage: peer_bench --mode peer|cs|wa --hosts IP,IP --index K\n"
 		"       --start-ms HOST_EPOCH_MS --clock-file F [--endpoints N]\n"
 		"       [--rounds R] [--period-ms P] [--window-ms W]\n"
 		"       [--base-port N] [--ctrl-port N] [--spin] [--dev D]\n");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * p2p_ranks: one rank of an MPI-style job, with stock librdmacm.
+ * peer_ranks: one rank of an MPI-style job, with stock librdmacm.
  *
  * The rank has ONE address and port (--local, --port) and connects to every
  * --peer IP:PORT:NAME at once, each through its own rdma_cm id bound to
@@ -493,7 +493,7 @@ static void listen_on_port(void)
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: p2p_ranks --local IP --port N --name S\n"
+		"usage: peer_ranks --local IP --port N --name S\n"
 		"       --peer IP:PORT:NAME[:p|c|a] [--peer ...]\n"
 		"       --start-ms EPOCH_MS [--rounds N] [--round-ms N]\n"
 		"       [--timeout-ms N] [--listen] [--delay-ms N]\n");

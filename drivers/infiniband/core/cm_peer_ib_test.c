@@ -6,10 +6,10 @@
  * two RC QPs on one port (loopback, so the GIDs are equal and the QPN
  * decides), each with its own cm_id, connect with ib_send_cm_peer_req(),
  * must end up as exactly one connection, with both QPs in RTS and a SEND
- * delivered each way.  The device is named by the cm_p2p_ib_test.dev
+ * delivered each way.  The device is named by the cm_peer_ib_test.dev
  * parameter (default "rxe0").  At boot no such device exists and every case
  * is skipped; the test runner creates it and runs the suite again through
- * /sys/kernel/debug/kunit/cm_p2p_ib/run.
+ * /sys/kernel/debug/kunit/cm_peer_ib/run.
  */
 
 #include <kunit/test.h>
@@ -32,20 +32,20 @@
 #include <rdma/rdma_cm.h>
 
 #include "cm_msgs.h"
-#include "cm_p2p_fault.h"
+#include "cm_peer_fault.h"
 
-static char *p2p_dev_name = "rxe0";
-module_param_named(dev, p2p_dev_name, charp, 0644);
-MODULE_PARM_DESC(dev, "RDMA device the cm_p2p_ib suite runs on");
+static char *peer_dev_name = "rxe0";
+module_param_named(dev, peer_dev_name, charp, 0644);
+MODULE_PARM_DESC(dev, "RDMA device the cm_peer_ib suite runs on");
 
-#define P2P_SID		0x0000000100f2f2f2ULL
-#define P2P_TIMEOUT	(10 * HZ)
-#define CM_P2P_TEST_MATCH_MAX	92	/* a REQ's private data */
-#define P2P_ID_LEN	8	/* match blob: the sender's service ID */
-#define P2P_NAME_LEN	16
+#define PEER_SID		0x0000000100f2f2f2ULL
+#define PEER_TIMEOUT	(10 * HZ)
+#define CM_PEER_TEST_MATCH_MAX	92	/* a REQ's private data */
+#define PEER_ID_LEN	8	/* match blob: the sender's service ID */
+#define PEER_NAME_LEN	16
 
 /* One end's data path: a SEND from one buffer, a RECV into another */
-struct p2p_wire {
+struct peer_wire {
 	const char *name;
 	struct ib_qp *qp;
 	struct ib_cq *cq;
@@ -54,7 +54,7 @@ struct p2p_wire {
 	int sends, recvs, wc_errors;
 };
 
-struct p2p_end {
+struct peer_end {
 	struct kunit *test;
 	const char *name;
 	struct ib_device *dev;
@@ -68,29 +68,29 @@ struct p2p_end {
 	int status;		/* 0 established, < 0 failed */
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
-	bool hold_req;		/* leave the REQ unanswered, see p2p_send_rep() */
+	bool hold_req;		/* leave the REQ unanswered, see peer_send_rep() */
 	unsigned int slow_req_ms;	/* the REQ event takes this long */
 	bool in_req, req_refused;	/* the REQ event began, refused */
 	int rej_reason;
 	/* identity: REQ private data and what the partner's REQ starts with */
-	u8 req_data[P2P_ID_LEN + P2P_NAME_LEN], match[P2P_ID_LEN];
+	u8 req_data[PEER_ID_LEN + PEER_NAME_LEN], match[PEER_ID_LEN];
 	bool has_match;
-	char peer_name[P2P_NAME_LEN];	/* from its REQ or REP */
+	char peer_name[PEER_NAME_LEN];	/* from its REQ or REP */
 	/* data path */
-	struct p2p_wire wire;
+	struct peer_wire wire;
 	u64 *send_buf, *recv_buf;
 	u64 send_dma, recv_dma;
 };
 
-static unsigned long p2p_counter(struct kunit *test, const char *name);
+static unsigned long peer_counter(struct kunit *test, const char *name);
 
-static void p2p_finish(struct p2p_end *e, int status)
+static void peer_finish(struct peer_end *e, int status)
 {
 	e->status = status;
 	complete(&e->done);
 }
 
-static int p2p_modify(struct p2p_end *e, enum ib_qp_state state)
+static int peer_modify(struct peer_end *e, enum ib_qp_state state)
 {
 	struct ib_qp_attr attr = { .qp_state = state };
 	int mask, ret;
@@ -107,7 +107,7 @@ static int p2p_modify(struct p2p_end *e, enum ib_qp_state state)
 	return ib_modify_qp(e->qp, &attr, mask);
 }
 
-static int p2p_send_rep(struct p2p_end *e)
+static int peer_send_rep(struct peer_end *e)
 {
 	struct ib_cm_rep_param rep = {
 		.qp_num = e->qp->qp_num,
@@ -121,16 +121,16 @@ static int p2p_send_rep(struct p2p_end *e)
 	};
 	int ret;
 
-	ret = p2p_modify(e, IB_QPS_RTR);
+	ret = peer_modify(e, IB_QPS_RTR);
 	if (ret)
 		return ret;
 	return ib_send_cm_rep(e->cm_id, &rep);
 }
 
-static int p2p_cm_handler(struct ib_cm_id *cm_id,
+static int peer_cm_handler(struct ib_cm_id *cm_id,
 			  const struct ib_cm_event *ev)
 {
-	struct p2p_end *e = cm_id->context;
+	struct peer_end *e = cm_id->context;
 	int ret;
 
 	switch (ev->event) {
@@ -139,14 +139,14 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 		if (e->slow_req_ms)
 			msleep(e->slow_req_ms);
 		e->got_req = true;
-		memcpy(e->peer_name, (u8 *)ev->private_data + P2P_ID_LEN,
-		       P2P_NAME_LEN - 1);
+		memcpy(e->peer_name, (u8 *)ev->private_data + PEER_ID_LEN,
+		       PEER_NAME_LEN - 1);
 		e->req_on_own_id = ev->param.req_rcvd.listen_id == cm_id;
 		if (e->refuse_req) {
 			/* non-zero return: ib_cm destroys cm_id after us */
 			if (cm_id == e->cm_id)
 				e->cm_id = NULL;
-			p2p_finish(e, -ECANCELED);
+			peer_finish(e, -ECANCELED);
 			WRITE_ONCE(e->req_refused, true);
 			return -ECANCELED;
 		}
@@ -156,35 +156,35 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 		}
 		if (e->hold_req)
 			break;
-		ret = p2p_send_rep(e);
+		ret = peer_send_rep(e);
 		if (ret)
-			p2p_finish(e, ret);
+			peer_finish(e, ret);
 		break;
 	case IB_CM_MRA_RECEIVED:
 		e->got_mra = true;
 		break;
 	case IB_CM_REP_RECEIVED:
 		e->got_rep = true;
-		memcpy(e->peer_name, ev->private_data, P2P_NAME_LEN - 1);
-		ret = p2p_modify(e, IB_QPS_RTR);
+		memcpy(e->peer_name, ev->private_data, PEER_NAME_LEN - 1);
+		ret = peer_modify(e, IB_QPS_RTR);
 		if (!ret)
-			ret = p2p_modify(e, IB_QPS_RTS);
+			ret = peer_modify(e, IB_QPS_RTS);
 		if (!ret)
 			ret = ib_send_cm_rtu(cm_id, NULL, 0);
-		p2p_finish(e, ret);
+		peer_finish(e, ret);
 		break;
 	case IB_CM_RTU_RECEIVED:
 		e->got_rtu = true;
-		p2p_finish(e, p2p_modify(e, IB_QPS_RTS));
+		peer_finish(e, peer_modify(e, IB_QPS_RTS));
 		break;
 	case IB_CM_REJ_RECEIVED:
 		e->got_rej = true;
 		e->rej_reason = ev->param.rej_rcvd.reason;
-		p2p_finish(e, -ECONNREFUSED);
+		peer_finish(e, -ECONNREFUSED);
 		break;
 	case IB_CM_REQ_ERROR:
 	case IB_CM_REP_ERROR:
-		p2p_finish(e, -ETIMEDOUT);
+		peer_finish(e, -ETIMEDOUT);
 		break;
 	case IB_CM_DREQ_RECEIVED:
 		ib_send_cm_drep(cm_id, NULL, 0);
@@ -195,9 +195,9 @@ static int p2p_cm_handler(struct ib_cm_id *cm_id,
 	return 0;
 }
 
-static void p2p_send_done(struct ib_cq *cq, struct ib_wc *wc)
+static void peer_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct p2p_wire *w = container_of(wc->wr_cqe, struct p2p_wire,
+	struct peer_wire *w = container_of(wc->wr_cqe, struct peer_wire,
 					  send_cqe);
 
 	if (wc->status == IB_WC_SUCCESS)
@@ -206,9 +206,9 @@ static void p2p_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		w->wc_errors++;
 }
 
-static void p2p_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+static void peer_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct p2p_wire *w = container_of(wc->wr_cqe, struct p2p_wire,
+	struct peer_wire *w = container_of(wc->wr_cqe, struct peer_wire,
 					  recv_cqe);
 
 	if (wc->status == IB_WC_SUCCESS)
@@ -218,7 +218,7 @@ static void p2p_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* Set up @w for @len bytes each way, DMA addresses given, post the RECV. */
-static int p2p_wire_init(struct p2p_wire *w, const char *name,
+static int peer_wire_init(struct peer_wire *w, const char *name,
 			 struct ib_qp *qp, struct ib_cq *cq, u32 lkey,
 			 u64 send_addr, u64 recv_addr, u32 len)
 {
@@ -235,17 +235,17 @@ static int p2p_wire_init(struct p2p_wire *w, const char *name,
 				       .lkey = lkey };
 	w->recv_sge = (struct ib_sge){ .addr = recv_addr, .length = len,
 				       .lkey = lkey };
-	w->send_cqe.done = p2p_send_done;
-	w->recv_cqe.done = p2p_recv_done;
+	w->send_cqe.done = peer_send_done;
+	w->recv_cqe.done = peer_recv_done;
 	return ib_post_recv(qp, &wr, NULL);
 }
 
 /* Post one SEND each way and wait for both ends' completions. */
-static void p2p_wire_exchange(struct kunit *test, struct p2p_wire *a,
-			      struct p2p_wire *b)
+static void peer_wire_exchange(struct kunit *test, struct peer_wire *a,
+			      struct peer_wire *b)
 {
-	struct p2p_wire *ends[2] = { a, b };
-	unsigned long deadline = jiffies + P2P_TIMEOUT;
+	struct peer_wire *ends[2] = { a, b };
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -276,7 +276,7 @@ static void p2p_wire_exchange(struct kunit *test, struct p2p_wire *a,
 }
 
 /* The first RoCE v2 GID with an IPv4 address: our end of the path. */
-static const struct ib_gid_attr *p2p_find_gid(struct ib_device *dev)
+static const struct ib_gid_attr *peer_find_gid(struct ib_device *dev)
 {
 	const struct ib_gid_attr *attr;
 	int i;
@@ -296,9 +296,9 @@ static const struct ib_gid_attr *p2p_find_gid(struct ib_device *dev)
 	return NULL;
 }
 
-static void p2p_end_release(void *data)
+static void peer_end_release(void *data)
 {
-	struct p2p_end *e = data;
+	struct peer_end *e = data;
 
 	if (e->cm_id)
 		ib_destroy_cm_id(e->cm_id);
@@ -322,7 +322,7 @@ static void p2p_end_release(void *data)
 }
 
 /* One end: PD, CQ, RC QP in INIT with a RECV posted, an idle cm_id. */
-static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
+static struct peer_end *peer_end_create(struct kunit *test, const char *name)
 {
 	struct ib_qp_init_attr init = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -337,11 +337,11 @@ static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
 	};
 	struct net_device *ndev;
 	struct ib_device *dev;
-	struct p2p_end *e;
+	struct peer_end *e;
 
-	dev = ib_device_get_by_name(p2p_dev_name, RDMA_DRIVER_UNKNOWN);
+	dev = ib_device_get_by_name(peer_dev_name, RDMA_DRIVER_UNKNOWN);
 	if (!dev)
-		kunit_skip(test, "no RDMA device %s", p2p_dev_name);
+		kunit_skip(test, "no RDMA device %s", peer_dev_name);
 
 	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
 	if (!e) {
@@ -354,11 +354,11 @@ static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
 	init_completion(&e->done);
 	e->status = 1;
 	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, p2p_end_release, e));
+			kunit_add_action_or_reset(test, peer_end_release, e));
 
-	e->sgid_attr = p2p_find_gid(dev);
+	e->sgid_attr = peer_find_gid(dev);
 	KUNIT_ASSERT_NOT_NULL_MSG(test, e->sgid_attr,
-				  "%s has no RoCE v2 IPv4 GID", p2p_dev_name);
+				  "%s has no RoCE v2 IPv4 GID", peer_dev_name);
 
 	/* Loopback: the path leads from our GID to itself. */
 	e->path.rec_type = sa_conv_gid_to_pathrec_type(e->sgid_attr->gid_type);
@@ -408,11 +408,11 @@ static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
 	e->recv_dma = ib_dma_map_single(dev, e->recv_buf, sizeof(u64),
 					DMA_FROM_DEVICE);
 	KUNIT_ASSERT_EQ(test, 0,
-			p2p_wire_init(&e->wire, name, e->qp, e->cq,
+			peer_wire_init(&e->wire, name, e->qp, e->cq,
 				      e->pd->local_dma_lkey, e->send_dma,
 				      e->recv_dma, sizeof(u64)));
 
-	e->cm_id = ib_create_cm_id(dev, p2p_cm_handler, e);
+	e->cm_id = ib_create_cm_id(dev, peer_cm_handler, e);
 	if (IS_ERR(e->cm_id)) {
 		e->cm_id = NULL;
 		KUNIT_FAIL_AND_ABORT(test, "ib_create_cm_id failed");
@@ -420,7 +420,7 @@ static struct p2p_end *p2p_end_create(struct kunit *test, const char *name)
 	return e;
 }
 
-static struct ib_cm_req_param p2p_req_param(struct p2p_end *e, u64 sid)
+static struct ib_cm_req_param peer_req_param(struct peer_end *e, u64 sid)
 {
 	return (struct ib_cm_req_param){
 		.primary_path = &e->path,
@@ -441,16 +441,16 @@ static struct ib_cm_req_param p2p_req_param(struct p2p_end *e, u64 sid)
 }
 
 /* A REQ's budget, timeout x (retries + 1), as ib_send_cm_req() computes it */
-static unsigned int p2p_req_budget_ms(const struct ib_cm_req_param *req)
+static unsigned int peer_req_budget_ms(const struct ib_cm_req_param *req)
 {
 	return (2 * (1U << (req->primary_path->packet_life_time - 8)) +
 		(1U << (req->remote_cm_response_timeout - 8))) *
 	       (req->max_cm_retries + 1);
 }
 
-static int p2p_peer_req(struct p2p_end *e, u64 sid)
+static int peer_send_req(struct peer_end *e, u64 sid)
 {
-	struct ib_cm_req_param req = p2p_req_param(e, sid);
+	struct ib_cm_req_param req = peer_req_param(e, sid);
 
 	if (e->has_match) {
 		req.private_data = e->req_data;
@@ -460,35 +460,35 @@ static int p2p_peer_req(struct p2p_end *e, u64 sid)
 				   e->has_match ? e->match : NULL);
 }
 
-static void p2p_wait(struct p2p_end *e)
+static void peer_end_wait(struct peer_end *e)
 {
 	KUNIT_ASSERT_GT_MSG(e->test,
-			    wait_for_completion_timeout(&e->done, P2P_TIMEOUT),
+			    wait_for_completion_timeout(&e->done, PEER_TIMEOUT),
 			    0L, "%s: no outcome in %d s", e->name,
-			    P2P_TIMEOUT / HZ);
+			    PEER_TIMEOUT / HZ);
 }
 
 /* A SEND each way; each end sends its QPN. */
-static void p2p_exchange(struct kunit *test, struct p2p_end *a,
-			 struct p2p_end *b)
+static void peer_exchange(struct kunit *test, struct peer_end *a,
+			 struct peer_end *b)
 {
-	p2p_wire_exchange(test, &a->wire, &b->wire);
+	peer_wire_exchange(test, &a->wire, &b->wire);
 	/* each end received the other's QPN: connected to each other */
 	KUNIT_EXPECT_EQ(test, (u64)b->qp->qp_num, *a->recv_buf);
 	KUNIT_EXPECT_EQ(test, (u64)a->qp->qp_num, *b->recv_buf);
 }
 
-static struct p2p_end *p2p_passive_of(struct p2p_end *a, struct p2p_end *b)
+static struct peer_end *peer_passive_of(struct peer_end *a, struct peer_end *b)
 {
 	return a->got_req ? a : b;
 }
 
 /* Exactly one connection: one end passive on its own id, one active. */
-static void p2p_expect_one_connection(struct kunit *test, struct p2p_end *a,
-				      struct p2p_end *b)
+static void peer_expect_one_connection(struct kunit *test, struct peer_end *a,
+				      struct peer_end *b)
 {
-	struct p2p_end *passive = p2p_passive_of(a, b);
-	struct p2p_end *active = passive == a ? b : a;
+	struct peer_end *passive = peer_passive_of(a, b);
+	struct peer_end *active = passive == a ? b : a;
 
 	KUNIT_EXPECT_EQ(test, 0, a->status);
 	KUNIT_EXPECT_EQ(test, 0, b->status);
@@ -509,16 +509,16 @@ static void p2p_expect_one_connection(struct kunit *test, struct p2p_end *a,
 }
 
 /* Both send their REQ back to back: the REQs collide, QPN decides. */
-static void p2p_ib_collision(struct kunit *test)
+static void peer_ib_collision(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID));
-	p2p_wait(a);
-	p2p_wait(b);
-	p2p_expect_one_connection(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
 	/*
 	 * When the REQs crossed (no MRA: neither was held) the arbiter chose:
 	 * equal GIDs, so the smaller QPN is passive.  When a's REQ was
@@ -526,37 +526,37 @@ static void p2p_ib_collision(struct kunit *test)
 	 * turned passive without arbitration.
 	 */
 	if (!a->got_mra && !b->got_mra)
-		KUNIT_EXPECT_LT(test, p2p_passive_of(a, b)->qp->qp_num,
-				(p2p_passive_of(a, b) == a ? b : a)->qp->qp_num);
+		KUNIT_EXPECT_LT(test, peer_passive_of(a, b)->qp->qp_num,
+				(peer_passive_of(a, b) == a ? b : a)->qp->qp_num);
 	else
 		KUNIT_EXPECT_TRUE(test, b->got_req);
-	p2p_exchange(test, a, b);
+	peer_exchange(test, a, b);
 }
 
 /* b binds @sid as peer, a sends its REQ; 200 ms for b's CM to hold it */
-static void p2p_hold_at(struct kunit *test, struct p2p_end *a,
-			struct p2p_end *b, u64 sid)
+static void peer_hold_at(struct kunit *test, struct peer_end *a,
+			struct peer_end *b, u64 sid)
 {
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id, cpu_to_be64(sid), 0));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, sid));
 	msleep(200);
 }
 
 /* b binds, a connects, b connects 200 ms later: a's REQ is held. */
-static void p2p_ib_early_req(struct kunit *test)
+static void peer_ib_early_req(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 
-	p2p_hold_at(test, a, b, P2P_SID + 1);
+	peer_hold_at(test, a, b, PEER_SID + 1);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 1));
-	p2p_wait(a);
-	p2p_wait(b);
-	p2p_expect_one_connection(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 1));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
 	KUNIT_EXPECT_TRUE(test, b->got_req);	/* the late end is passive */
-	p2p_exchange(test, a, b);
+	peer_exchange(test, a, b);
 }
 
 /*
@@ -564,45 +564,45 @@ static void p2p_ib_early_req(struct kunit *test)
  * service ID), a's CM sends it again with backoff, b binds and connects
  * 300 ms later: one connection, a never saw the REJ.
  */
-static void p2p_ib_late_bind(struct kunit *test)
+static void peer_ib_late_bind(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-	unsigned long resent = p2p_counter(test, "cm_p2p/resent");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long resent = peer_counter(test, "cm_peer/resent");
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 7), 0));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 8));
+						 cpu_to_be64(PEER_SID + 7), 0));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID + 8));
 	msleep(300);
 	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
-	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_p2p/resent"), resent);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/resent"), resent);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(P2P_SID + 8), 0));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 7));
-	p2p_wait(a);
-	p2p_wait(b);
-	p2p_expect_one_connection(test, a, b);
+						 cpu_to_be64(PEER_SID + 8), 0));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 7));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
 	KUNIT_EXPECT_FALSE(test, a->got_rej);
-	p2p_exchange(test, a, b);
+	peer_exchange(test, a, b);
 }
 
 /*
  * Nobody ever binds the service ID a connects to: a gets the REJ once
  * its REQ's budget (timeout x (retries + 1)) is spent, not before.
  */
-static void p2p_ib_never_bound(struct kunit *test)
+static void peer_ib_never_bound(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct ib_cm_req_param req = p2p_req_param(a, P2P_SID + 9);
+	struct peer_end *a = peer_end_create(test, "a");
+	struct ib_cm_req_param req = peer_req_param(a, PEER_SID + 9);
 	unsigned long start = jiffies, ms;
 	unsigned int budget;
 
-	budget = p2p_req_budget_ms(&req);
+	budget = peer_req_budget_ms(&req);
 	/* own service ID apart: on one device, our REQ would come back */
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 10), 0));
+						 cpu_to_be64(PEER_SID + 10), 0));
 	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
-	p2p_wait(a);
+	peer_end_wait(a);
 	ms = jiffies_to_msecs(jiffies - start);
 	kunit_info(test, "REJ after %lu ms, budget %u ms\n", ms, budget);
 	KUNIT_EXPECT_TRUE(test, a->got_rej);
@@ -616,17 +616,17 @@ static void p2p_ib_never_bound(struct kunit *test)
  * starts with @peer_sid: the identity the ranks of an MPI job have (one
  * port each, a connection to every other rank).
  */
-static void p2p_identity(struct kunit *test, struct p2p_end *e, u64 sid,
+static void peer_identity(struct kunit *test, struct peer_end *e, u64 sid,
 			 u64 peer_sid, const char *name)
 {
 	__be64 own = cpu_to_be64(sid), other = cpu_to_be64(peer_sid);
 
 	e->name = name;
-	memcpy(e->req_data, &own, P2P_ID_LEN);
-	strscpy(e->req_data + P2P_ID_LEN, name, P2P_NAME_LEN);
-	memcpy(e->match, &other, P2P_ID_LEN);
+	memcpy(e->req_data, &own, PEER_ID_LEN);
+	strscpy(e->req_data + PEER_ID_LEN, name, PEER_NAME_LEN);
+	memcpy(e->match, &other, PEER_ID_LEN);
 	e->has_match = true;
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(e->cm_id, own, P2P_ID_LEN));
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(e->cm_id, own, PEER_ID_LEN));
 }
 
 /*
@@ -634,109 +634,109 @@ static void p2p_identity(struct kunit *test, struct p2p_end *e, u64 sid,
  * REQs sent at once: every connection reaches the right partner, checked
  * by the names each end sends and by a SEND each way.
  */
-#define P2P_SHARED	8
-static void p2p_ib_shared_sid(struct kunit *test)
+#define PEER_SHARED	8
+static void peer_ib_shared_sid(struct kunit *test)
 {
-	struct p2p_end *l[P2P_SHARED], *r[P2P_SHARED];
-	u64 port = P2P_SID + 0x100;
+	struct peer_end *l[PEER_SHARED], *r[PEER_SHARED];
+	u64 port = PEER_SID + 0x100;
 	char *names;
 	int j;
 
-	names = kunit_kzalloc(test, 2 * P2P_SHARED * P2P_NAME_LEN, GFP_KERNEL);
+	names = kunit_kzalloc(test, 2 * PEER_SHARED * PEER_NAME_LEN, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, names);
-	for (j = 0; j < P2P_SHARED; j++) {
-		char *ln = names + 2 * j * P2P_NAME_LEN;
-		char *rn = ln + P2P_NAME_LEN;
+	for (j = 0; j < PEER_SHARED; j++) {
+		char *ln = names + 2 * j * PEER_NAME_LEN;
+		char *rn = ln + PEER_NAME_LEN;
 
-		snprintf(ln, P2P_NAME_LEN, "l%d", j);
-		snprintf(rn, P2P_NAME_LEN, "r%d", j);
-		l[j] = p2p_end_create(test, ln);
-		r[j] = p2p_end_create(test, rn);
-		p2p_identity(test, l[j], port, port + 1 + j, ln);
-		p2p_identity(test, r[j], port + 1 + j, port, rn);
+		snprintf(ln, PEER_NAME_LEN, "l%d", j);
+		snprintf(rn, PEER_NAME_LEN, "r%d", j);
+		l[j] = peer_end_create(test, ln);
+		r[j] = peer_end_create(test, rn);
+		peer_identity(test, l[j], port, port + 1 + j, ln);
+		peer_identity(test, r[j], port + 1 + j, port, rn);
 	}
 	/* l's in one order, r's in the other: collisions and holds mixed */
-	for (j = 0; j < P2P_SHARED; j++) {
-		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(l[j], port + 1 + j));
+	for (j = 0; j < PEER_SHARED; j++) {
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(l[j], port + 1 + j));
 		KUNIT_ASSERT_EQ(test, 0,
-				p2p_peer_req(r[P2P_SHARED - 1 - j], port));
+				peer_send_req(r[PEER_SHARED - 1 - j], port));
 	}
-	for (j = 0; j < P2P_SHARED; j++) {
-		p2p_wait(l[j]);
-		p2p_wait(r[j]);
+	for (j = 0; j < PEER_SHARED; j++) {
+		peer_end_wait(l[j]);
+		peer_end_wait(r[j]);
 	}
-	for (j = 0; j < P2P_SHARED; j++) {
-		p2p_expect_one_connection(test, l[j], r[j]);
+	for (j = 0; j < PEER_SHARED; j++) {
+		peer_expect_one_connection(test, l[j], r[j]);
 		KUNIT_EXPECT_STREQ(test, l[j]->peer_name, r[j]->name);
 		KUNIT_EXPECT_STREQ(test, r[j]->peer_name, l[j]->name);
-		p2p_exchange(test, l[j], r[j]);
+		peer_exchange(test, l[j], r[j]);
 	}
 }
 
 /* Listens and peer binds of one service ID refuse each other. */
-static void p2p_ib_conflicts(struct kunit *test)
+static void peer_ib_conflicts(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 	struct ib_cm_id *listen;
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 2), 0));
+						 cpu_to_be64(PEER_SID + 2), 0));
 	KUNIT_EXPECT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 2), 0));
+						 cpu_to_be64(PEER_SID + 2), 0));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 3), 0));
+			ib_cm_peer_bind(a->cm_id, cpu_to_be64(PEER_SID + 3), 0));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 2), 4));
+			ib_cm_peer_bind(a->cm_id, cpu_to_be64(PEER_SID + 2), 4));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(b->cm_id, cpu_to_be64(P2P_SID + 2), 4));
+			ib_cm_peer_bind(b->cm_id, cpu_to_be64(PEER_SID + 2), 4));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(b->cm_id, cpu_to_be64(P2P_SID + 3),
-					CM_P2P_TEST_MATCH_MAX + 1));
+			ib_cm_peer_bind(b->cm_id, cpu_to_be64(PEER_SID + 3),
+					CM_PEER_TEST_MATCH_MAX + 1));
 	KUNIT_EXPECT_EQ(test, -EBUSY,
-			ib_cm_listen(b->cm_id, cpu_to_be64(P2P_SID + 2)));
-	listen = ib_cm_insert_listen(b->dev, p2p_cm_handler,
-				     cpu_to_be64(P2P_SID + 2));
+			ib_cm_listen(b->cm_id, cpu_to_be64(PEER_SID + 2)));
+	listen = ib_cm_insert_listen(b->dev, peer_cm_handler,
+				     cpu_to_be64(PEER_SID + 2));
 	KUNIT_EXPECT_TRUE(test, IS_ERR(listen));
 	if (!IS_ERR(listen))
 		ib_destroy_cm_id(listen);
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_listen(b->cm_id,
-					      cpu_to_be64(P2P_SID + 4)));
+					      cpu_to_be64(PEER_SID + 4)));
 	ib_destroy_cm_id(a->cm_id);
-	a->cm_id = ib_create_cm_id(a->dev, p2p_cm_handler, a);
+	a->cm_id = ib_create_cm_id(a->dev, peer_cm_handler, a);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a->cm_id));
 	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
-			ib_cm_peer_bind(a->cm_id, cpu_to_be64(P2P_SID + 4), 0));
+			ib_cm_peer_bind(a->cm_id, cpu_to_be64(PEER_SID + 4), 0));
 	/* a match blob is required once the bind has one */
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 6), 4));
-	KUNIT_EXPECT_EQ(test, -EINVAL, p2p_peer_req(a, P2P_SID + 6));
+						 cpu_to_be64(PEER_SID + 6), 4));
+	KUNIT_EXPECT_EQ(test, -EINVAL, peer_send_req(a, PEER_SID + 6));
 	KUNIT_EXPECT_EQ(test, IB_CM_IDLE, a->cm_id->state);
 	/* the peer bind went away with its id: the SID is free again */
 	ib_destroy_cm_id(a->cm_id);
-	a->cm_id = ib_create_cm_id(a->dev, p2p_cm_handler, a);
+	a->cm_id = ib_create_cm_id(a->dev, peer_cm_handler, a);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a->cm_id));
 	ib_destroy_cm_id(b->cm_id);
-	b->cm_id = ib_create_cm_id(b->dev, p2p_cm_handler, b);
+	b->cm_id = ib_create_cm_id(b->dev, peer_cm_handler, b);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(b->cm_id));
 	KUNIT_EXPECT_EQ(test, 0, ib_cm_listen(b->cm_id,
-					      cpu_to_be64(P2P_SID + 2)));
+					      cpu_to_be64(PEER_SID + 2)));
 	KUNIT_EXPECT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
-						 cpu_to_be64(P2P_SID + 4), 0));
+						 cpu_to_be64(PEER_SID + 4), 0));
 }
 
 /* One end goes away mid-collision: the other fails cleanly. */
-static void p2p_ib_destroy_during_collision(struct kunit *test)
+static void peer_ib_destroy_during_collision(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 5));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 5));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID + 5));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 5));
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
-	p2p_wait(b);
+	peer_end_wait(b);
 	KUNIT_EXPECT_LT(test, b->status, 0);
 	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
 	kunit_info(test, "survivor: status %d, REJ %d (reason %d)\n",
@@ -744,68 +744,68 @@ static void p2p_ib_destroy_during_collision(struct kunit *test)
 }
 
 /* The client/server model is unchanged. */
-static void p2p_ib_client_server(struct kunit *test)
+static void peer_ib_client_server(struct kunit *test)
 {
-	struct p2p_end *srv = p2p_end_create(test, "server");
-	struct p2p_end *cli = p2p_end_create(test, "client");
+	struct peer_end *srv = peer_end_create(test, "server");
+	struct peer_end *cli = peer_end_create(test, "client");
 	struct ib_cm_id *listen_id = srv->cm_id;
 	struct ib_cm_req_param req;
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_listen(listen_id,
-					      cpu_to_be64(P2P_SID + 6)));
-	req = p2p_req_param(cli, P2P_SID + 6);
+					      cpu_to_be64(PEER_SID + 6)));
+	req = peer_req_param(cli, PEER_SID + 6);
 	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_req(cli->cm_id, &req));
-	p2p_wait(cli);
-	p2p_wait(srv);
+	peer_end_wait(cli);
+	peer_end_wait(srv);
 	KUNIT_EXPECT_EQ(test, 0, cli->status);
 	KUNIT_EXPECT_EQ(test, 0, srv->status);
 	KUNIT_EXPECT_TRUE(test, srv->got_req);
 	KUNIT_EXPECT_FALSE(test, srv->req_on_own_id);
 	KUNIT_EXPECT_TRUE(test, cli->got_rep);
 	KUNIT_EXPECT_FALSE(test, cli->got_mra);
-	p2p_exchange(test, srv, cli);
+	peer_exchange(test, srv, cli);
 	/* the id the listener created is the server's now; drop the listener */
 	ib_destroy_cm_id(listen_id);
 }
 
 /*
  * On demand: a peer service ID with a listener (ib_cm_insert_peer_listen()).
- * The listener's REQs go to p2p_listen_end, an end whose own idle cm_id
+ * The listener's REQs go to peer_listen_end, an end whose own idle cm_id
  * was dropped (cases run one at a time).
  */
-static struct p2p_end *p2p_listen_end;
+static struct peer_end *peer_listen_end;
 
-static int p2p_listen_handler(struct ib_cm_id *cm_id,
+static int peer_listen_handler(struct ib_cm_id *cm_id,
 			      const struct ib_cm_event *ev)
 {
 	if (ev->event == IB_CM_REQ_RECEIVED) {
-		if (!p2p_listen_end)
+		if (!peer_listen_end)
 			return -ECONNREFUSED;	/* the case is over */
-		cm_id->context = p2p_listen_end;
+		cm_id->context = peer_listen_end;
 	}
-	return p2p_cm_handler(cm_id, ev);
+	return peer_cm_handler(cm_id, ev);
 }
 
-static void p2p_unlisten(void *listen)
+static void peer_unlisten(void *listen)
 {
 	ib_destroy_cm_id(listen);
-	p2p_listen_end = NULL;
+	peer_listen_end = NULL;
 }
 
 /* @al listens on @sid as peer: ends with an idle cm_id cannot take REQs */
-static struct ib_cm_id *p2p_peer_listen(struct kunit *test,
-					struct p2p_end *al, u64 sid)
+static struct ib_cm_id *peer_listen_on(struct kunit *test,
+					struct peer_end *al, u64 sid)
 {
 	struct ib_cm_id *listen;
 
 	ib_destroy_cm_id(al->cm_id);
 	al->cm_id = NULL;
-	p2p_listen_end = al;
-	listen = ib_cm_insert_peer_listen(al->dev, p2p_listen_handler,
-					  cpu_to_be64(sid), P2P_ID_LEN);
+	peer_listen_end = al;
+	listen = ib_cm_insert_peer_listen(al->dev, peer_listen_handler,
+					  cpu_to_be64(sid), PEER_ID_LEN);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
 	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, p2p_unlisten, listen));
+			kunit_add_action_or_reset(test, peer_unlisten, listen));
 	return listen;
 }
 
@@ -813,31 +813,31 @@ static struct ib_cm_id *p2p_peer_listen(struct kunit *test,
  * A REQ no peer id of its key waits for goes to the listener, as in
  * client/server; a peer id of another key waits on meanwhile.
  */
-static void p2p_ib_listen_takes(struct kunit *test)
+static void peer_ib_listen_takes(struct kunit *test)
 {
-	u64 port = P2P_SID + 0x300;
-	struct p2p_end *al = p2p_end_create(test, "al");
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	u64 port = PEER_SID + 0x300;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 	struct ib_cm_id *other;
 
-	p2p_peer_listen(test, al, port);
-	p2p_identity(test, a, port, port + 2, "a");	/* waits for another */
-	p2p_identity(test, b, port + 1, port, "b");
+	peer_listen_on(test, al, port);
+	peer_identity(test, a, port, port + 2, "a");	/* waits for another */
+	peer_identity(test, b, port + 1, port, "b");
 	/* one handler per service ID; client/server listeners stay out */
-	other = ib_cm_insert_peer_listen(a->dev, p2p_cm_handler,
-					 cpu_to_be64(port), P2P_ID_LEN);
+	other = ib_cm_insert_peer_listen(a->dev, peer_cm_handler,
+					 cpu_to_be64(port), PEER_ID_LEN);
 	KUNIT_EXPECT_EQ(test, -EBUSY, PTR_ERR_OR_ZERO(other));
-	other = ib_cm_insert_listen(a->dev, p2p_listen_handler,
+	other = ib_cm_insert_listen(a->dev, peer_listen_handler,
 				    cpu_to_be64(port));
 	KUNIT_EXPECT_TRUE(test, IS_ERR(other));
 	if (!IS_ERR(other))
 		ib_destroy_cm_id(other);
 
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, port + 2));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
-	p2p_wait(b);
-	p2p_wait(al);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 2));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_end_wait(b);
+	peer_end_wait(al);
 	KUNIT_EXPECT_EQ(test, 0, b->status);
 	KUNIT_EXPECT_EQ(test, 0, al->status);
 	KUNIT_EXPECT_TRUE(test, al->got_req);
@@ -847,29 +847,29 @@ static void p2p_ib_listen_takes(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, al->peer_name, "b");
 	KUNIT_EXPECT_FALSE(test, a->got_req);
 	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
-	p2p_exchange(test, al, b);
+	peer_exchange(test, al, b);
 }
 
 /* A REQ that a listed peer id waits for follows the collision rules. */
-static void p2p_ib_listen_collision(struct kunit *test)
+static void peer_ib_listen_collision(struct kunit *test)
 {
-	u64 port = P2P_SID + 0x310;
-	struct p2p_end *al = p2p_end_create(test, "al");
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	u64 port = PEER_SID + 0x310;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 
-	p2p_peer_listen(test, al, port);
-	p2p_identity(test, a, port, port + 1, "a");
-	p2p_identity(test, b, port + 1, port, "b");
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, port + 1));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
-	p2p_wait(a);
-	p2p_wait(b);
-	p2p_expect_one_connection(test, a, b);
+	peer_listen_on(test, al, port);
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
 	KUNIT_EXPECT_STREQ(test, a->peer_name, "b");
 	KUNIT_EXPECT_STREQ(test, b->peer_name, "a");
 	KUNIT_EXPECT_FALSE(test, al->got_req);
-	p2p_exchange(test, a, b);
+	peer_exchange(test, a, b);
 }
 
 /*
@@ -877,61 +877,61 @@ static void p2p_ib_listen_collision(struct kunit *test)
  * -EALREADY; once the listener's id answered it, with -EISCONN.  Never a
  * second connection for the pair.
  */
-static void p2p_ib_listen_pending(struct kunit *test)
+static void peer_ib_listen_pending(struct kunit *test)
 {
-	u64 port = P2P_SID + 0x320;
-	struct p2p_end *al = p2p_end_create(test, "al");
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-	unsigned long deadline = jiffies + P2P_TIMEOUT;
+	u64 port = PEER_SID + 0x320;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
 
-	p2p_peer_listen(test, al, port);
+	peer_listen_on(test, al, port);
 	al->hold_req = true;
-	p2p_identity(test, a, port, port + 1, "a");
-	p2p_identity(test, b, port + 1, port, "b");
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	while (!READ_ONCE(al->got_req) && time_before(jiffies, deadline))
 		msleep(20);
 	KUNIT_ASSERT_TRUE(test, al->got_req);
-	KUNIT_EXPECT_EQ(test, -EALREADY, p2p_peer_req(a, port + 1));
+	KUNIT_EXPECT_EQ(test, -EALREADY, peer_send_req(a, port + 1));
 	KUNIT_EXPECT_EQ(test, IB_CM_IDLE, a->cm_id->state);
-	KUNIT_ASSERT_EQ(test, 0, p2p_send_rep(al));
-	p2p_wait(b);
-	p2p_wait(al);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_rep(al));
+	peer_end_wait(b);
+	peer_end_wait(al);
 	KUNIT_EXPECT_EQ(test, 0, b->status);
 	KUNIT_EXPECT_EQ(test, 0, al->status);
-	KUNIT_EXPECT_EQ(test, -EISCONN, p2p_peer_req(a, port + 1));
+	KUNIT_EXPECT_EQ(test, -EISCONN, peer_send_req(a, port + 1));
 	KUNIT_EXPECT_FALSE(test, a->got_req);
-	p2p_exchange(test, al, b);
+	peer_exchange(test, al, b);
 	/* the connection gone, a may connect again: b is no peer any more */
 	ib_destroy_cm_id(al->cm_id);
 	al->cm_id = NULL;
-	KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, port + 1));
+	KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, port + 1));
 }
 
 /* Without a listener any more, REQs are held for a peer id again. */
-static void p2p_ib_listen_gone(struct kunit *test)
+static void peer_ib_listen_gone(struct kunit *test)
 {
-	u64 port = P2P_SID + 0x330;
-	struct p2p_end *al = p2p_end_create(test, "al");
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	u64 port = PEER_SID + 0x330;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 	struct ib_cm_id *listen;
 
-	listen = p2p_peer_listen(test, al, port);
-	p2p_identity(test, a, port, port + 1, "a");
-	p2p_identity(test, b, port + 1, port, "b");
-	kunit_release_action(test, p2p_unlisten, listen);
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	listen = peer_listen_on(test, al, port);
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	kunit_release_action(test, peer_unlisten, listen);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	msleep(200);
 	KUNIT_EXPECT_TRUE(test, b->got_mra);	/* held */
 	KUNIT_EXPECT_FALSE(test, al->got_req);
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, port + 1));
-	p2p_wait(a);
-	p2p_wait(b);
-	p2p_expect_one_connection(test, a, b);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
 	KUNIT_EXPECT_TRUE(test, a->got_req);	/* the late end is passive */
-	p2p_exchange(test, a, b);
+	peer_exchange(test, a, b);
 }
 
 /*
@@ -940,26 +940,26 @@ static void p2p_ib_listen_gone(struct kunit *test)
  * handler then refuses the REQ and the CM destroys the new id, which held
  * the last share of the service ID but one.
  */
-static void p2p_ib_listen_destroy_during_req(struct kunit *test)
+static void peer_ib_listen_destroy_during_req(struct kunit *test)
 {
-	u64 port = P2P_SID + 0x340;
-	struct p2p_end *al = p2p_end_create(test, "al");
-	struct p2p_end *b = p2p_end_create(test, "b");
-	unsigned long deadline = jiffies + P2P_TIMEOUT;
+	u64 port = PEER_SID + 0x340;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
 	struct ib_cm_id *listen;
 
-	listen = p2p_peer_listen(test, al, port);
+	listen = peer_listen_on(test, al, port);
 	al->refuse_req = true;
 	al->slow_req_ms = 300;
-	p2p_identity(test, b, port + 1, port, "b");
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, port));
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	while (!READ_ONCE(al->in_req) && time_before(jiffies, deadline))
 		usleep_range(5000, 10000);
 	KUNIT_ASSERT_TRUE(test, READ_ONCE(al->in_req));
-	kunit_release_action(test, p2p_unlisten, listen);
+	kunit_release_action(test, peer_unlisten, listen);
 	KUNIT_EXPECT_TRUE_MSG(test, READ_ONCE(al->req_refused),
 			      "the listener went before its REQ event ended");
-	p2p_wait(b);
+	peer_end_wait(b);
 	KUNIT_EXPECT_TRUE(test, b->got_rej);
 	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
 }
@@ -971,33 +971,33 @@ static void p2p_ib_listen_destroy_during_req(struct kunit *test)
  */
 
 /* a's REQ is out, a goes away before b has sent its own. */
-static void p2p_teardown_before_match(struct kunit *test)
+static void peer_teardown_before_match(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x200));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID + 0x200));
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x200));
-	p2p_wait(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 0x200));
+	peer_end_wait(b);
 	KUNIT_EXPECT_LT(test, b->status, 0);
 	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
 }
 
 /* The passive end fails between the match and its REP. */
-static void p2p_teardown_between_match_and_rep(struct kunit *test)
+static void peer_teardown_between_match_and_rep(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-	struct p2p_end *active;
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	struct peer_end *active;
 
 	a->refuse_req = true;
 	b->refuse_req = true;
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_SID + 0x201));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x201));
-	p2p_wait(a);
-	p2p_wait(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID + 0x201));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 0x201));
+	peer_end_wait(a);
+	peer_end_wait(b);
 	KUNIT_EXPECT_NE_MSG(test, a->got_req, b->got_req,
 			    "exactly one end must turn passive");
 	active = a->got_req ? b : a;
@@ -1009,16 +1009,16 @@ static void p2p_teardown_between_match_and_rep(struct kunit *test)
 }
 
 /* b holds a's REQ and goes away: a is rejected when the hold ends. */
-static void p2p_teardown_holder_during_hold(struct kunit *test)
+static void peer_teardown_holder_during_hold(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
 
-	p2p_hold_at(test, a, b, P2P_SID + 0x202);
+	peer_hold_at(test, a, b, PEER_SID + 0x202);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(b->cm_id);
 	b->cm_id = NULL;
-	p2p_wait(a);
+	peer_end_wait(a);
 	KUNIT_EXPECT_LT(test, a->status, 0);
 	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, a->cm_id->state);
 	kunit_info(test, "held end: status %d, REJ %d (reason %d)\n",
@@ -1030,21 +1030,21 @@ static void p2p_teardown_holder_during_hold(struct kunit *test)
  * takes the held REQ out, and b's later connect is refused by a's CM (no
  * peer bound there any more) instead of answering a dead end.
  */
-static void p2p_teardown_held_during_hold(struct kunit *test)
+static void peer_teardown_held_during_hold(struct kunit *test)
 {
-	struct p2p_end *a = p2p_end_create(test, "a");
-	struct p2p_end *b = p2p_end_create(test, "b");
-	unsigned long withdrawn = p2p_counter(test, "cm_p2p/withdrawn");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long withdrawn = peer_counter(test, "cm_peer/withdrawn");
 
-	p2p_hold_at(test, a, b, P2P_SID + 0x203);
+	peer_hold_at(test, a, b, PEER_SID + 0x203);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
 	msleep(200);
 	KUNIT_EXPECT_EQ(test, withdrawn + 1,
-			p2p_counter(test, "cm_p2p/withdrawn"));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_SID + 0x203));
-	p2p_wait(b);
+			peer_counter(test, "cm_peer/withdrawn"));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 0x203));
+	peer_end_wait(b);
 	KUNIT_EXPECT_LT(test, b->status, 0);
 	KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
 	KUNIT_EXPECT_FALSE(test, b->got_req);
@@ -1054,24 +1054,24 @@ static void p2p_teardown_held_during_hold(struct kunit *test)
 		   b->status, b->got_rej, b->rej_reason);
 }
 
-static struct kunit_case cm_p2p_ib_test_cases[] = {
-	KUNIT_CASE_SLOW(p2p_ib_collision),
-	KUNIT_CASE_SLOW(p2p_ib_early_req),
-	KUNIT_CASE_SLOW(p2p_ib_shared_sid),
-	KUNIT_CASE_SLOW(p2p_ib_late_bind),
-	KUNIT_CASE_SLOW(p2p_ib_never_bound),
-	KUNIT_CASE_SLOW(p2p_ib_conflicts),
-	KUNIT_CASE_SLOW(p2p_ib_destroy_during_collision),
-	KUNIT_CASE_SLOW(p2p_ib_client_server),
-	KUNIT_CASE_SLOW(p2p_ib_listen_takes),
-	KUNIT_CASE_SLOW(p2p_ib_listen_collision),
-	KUNIT_CASE_SLOW(p2p_ib_listen_pending),
-	KUNIT_CASE_SLOW(p2p_ib_listen_gone),
-	KUNIT_CASE_SLOW(p2p_ib_listen_destroy_during_req),
-	KUNIT_CASE_SLOW(p2p_teardown_before_match),
-	KUNIT_CASE_SLOW(p2p_teardown_between_match_and_rep),
-	KUNIT_CASE_SLOW(p2p_teardown_holder_during_hold),
-	KUNIT_CASE_SLOW(p2p_teardown_held_during_hold),
+static struct kunit_case cm_peer_ib_test_cases[] = {
+	KUNIT_CASE_SLOW(peer_ib_collision),
+	KUNIT_CASE_SLOW(peer_ib_early_req),
+	KUNIT_CASE_SLOW(peer_ib_shared_sid),
+	KUNIT_CASE_SLOW(peer_ib_late_bind),
+	KUNIT_CASE_SLOW(peer_ib_never_bound),
+	KUNIT_CASE_SLOW(peer_ib_conflicts),
+	KUNIT_CASE_SLOW(peer_ib_destroy_during_collision),
+	KUNIT_CASE_SLOW(peer_ib_client_server),
+	KUNIT_CASE_SLOW(peer_ib_listen_takes),
+	KUNIT_CASE_SLOW(peer_ib_listen_collision),
+	KUNIT_CASE_SLOW(peer_ib_listen_pending),
+	KUNIT_CASE_SLOW(peer_ib_listen_gone),
+	KUNIT_CASE_SLOW(peer_ib_listen_destroy_during_req),
+	KUNIT_CASE_SLOW(peer_teardown_before_match),
+	KUNIT_CASE_SLOW(peer_teardown_between_match_and_rep),
+	KUNIT_CASE_SLOW(peer_teardown_holder_during_hold),
+	KUNIT_CASE_SLOW(peer_teardown_held_during_hold),
 	{}
 };
 
@@ -1080,7 +1080,7 @@ static struct kunit_case cm_p2p_ib_test_cases[] = {
  * again; the boot-time run skips every case (no device yet), so clear the
  * marks for the run through debugfs.
  */
-static int cm_p2p_ib_suite_init(struct kunit_suite *suite)
+static int cm_peer_ib_suite_init(struct kunit_suite *suite)
 {
 	struct kunit_case *c;
 
@@ -1089,28 +1089,28 @@ static int cm_p2p_ib_suite_init(struct kunit_suite *suite)
 	return 0;
 }
 
-static struct kunit_suite cm_p2p_ib_test_suite = {
-	.name = "cm_p2p_ib",
-	.suite_init = cm_p2p_ib_suite_init,
-	.test_cases = cm_p2p_ib_test_cases,
+static struct kunit_suite cm_peer_ib_test_suite = {
+	.name = "cm_peer_ib",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_ib_test_cases,
 };
 
-kunit_test_suite(cm_p2p_ib_test_suite);
+kunit_test_suite(cm_peer_ib_test_suite);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_ADDR_TRANS)
 /*
- * Suite cm_p2p_rdma: the rdma_cm kernel API with kernel QPs, as an
+ * Suite cm_peer_rdma: the rdma_cm kernel API with kernel QPs, as an
  * in-kernel ULP uses it.  Two rdma_cm ids on the device's IPv4 address,
  * two ports, connect to each other with rdma_set_peer_to_peer(): the
  * passive end's REP is sent by rdma_cm from its CM handler, both ends get
  * RDMA_CM_EVENT_ESTABLISHED with the other's private data, and a SEND
  * goes each way.
  */
-#define P2P_RDMA_PORT	7900
+#define PEER_RDMA_PORT	7900
 
-struct p2p_rdma_end {
+struct peer_rdma_end {
 	struct kunit *test;
-	char name[P2P_NAME_LEN];
+	char name[PEER_NAME_LEN];
 	struct ib_device *dev;
 	struct rdma_cm_id *id;
 	struct ib_pd *pd;
@@ -1119,40 +1119,40 @@ struct p2p_rdma_end {
 	struct completion event;
 	enum rdma_cm_event_type last;
 	int status;
-	char peer_name[P2P_NAME_LEN];
-	struct p2p_wire wire;
+	char peer_name[PEER_NAME_LEN];
+	struct peer_wire wire;
 	char *buf;		/* what we send, then what we receive */
 	u64 dma;
 };
 
-static int p2p_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
-	struct p2p_rdma_end *e = id->context;
+	struct peer_rdma_end *e = id->context;
 
 	if (ev->event == RDMA_CM_EVENT_ESTABLISHED &&
 	    ev->param.conn.private_data)
 		memcpy(e->peer_name, ev->param.conn.private_data,
-		       P2P_NAME_LEN - 1);
+		       PEER_NAME_LEN - 1);
 	e->last = ev->event;
 	e->status = ev->status;
 	complete(&e->event);
 	return 0;
 }
 
-static void p2p_rdma_expect(struct p2p_rdma_end *e,
+static void peer_rdma_expect(struct peer_rdma_end *e,
 			    enum rdma_cm_event_type want)
 {
 	KUNIT_ASSERT_GT_MSG(e->test,
-			    wait_for_completion_timeout(&e->event, P2P_TIMEOUT),
+			    wait_for_completion_timeout(&e->event, PEER_TIMEOUT),
 			    0L, "%s: no event in %d s", e->name,
-			    P2P_TIMEOUT / HZ);
+			    PEER_TIMEOUT / HZ);
 	KUNIT_ASSERT_EQ_MSG(e->test, want, e->last, "%s: %s, status %d",
 			    e->name, rdma_event_msg(e->last), e->status);
 }
 
-static void p2p_rdma_end_release(void *data)
+static void peer_rdma_end_release(void *data)
 {
-	struct p2p_rdma_end *e = data;
+	struct peer_rdma_end *e = data;
 
 	if (e->id && e->id->qp)
 		rdma_destroy_qp(e->id);
@@ -1161,7 +1161,7 @@ static void p2p_rdma_end_release(void *data)
 	if (e->cq)
 		ib_free_cq(e->cq);
 	if (e->dma)
-		ib_dma_unmap_single(e->dev, e->dma, 2 * P2P_NAME_LEN,
+		ib_dma_unmap_single(e->dev, e->dma, 2 * PEER_NAME_LEN,
 				    DMA_BIDIRECTIONAL);
 	kfree(e->buf);
 	if (e->pd)
@@ -1169,7 +1169,7 @@ static void p2p_rdma_end_release(void *data)
 	ib_device_put(e->dev);
 }
 
-static void p2p_rdma_addr(struct sockaddr_in *sin, __be32 ip, u16 port)
+static void peer_rdma_addr(struct sockaddr_in *sin, __be32 ip, u16 port)
 {
 	sin->sin_family = AF_INET;
 	sin->sin_addr.s_addr = ip;
@@ -1177,23 +1177,23 @@ static void p2p_rdma_addr(struct sockaddr_in *sin, __be32 ip, u16 port)
 }
 
 /* An id bound to the device's IPv4 address, @port; the peer at @peer_port */
-static struct p2p_rdma_end *p2p_rdma_end_create(struct kunit *test,
+static struct peer_rdma_end *peer_rdma_end_create(struct kunit *test,
 						const char *name, u16 port,
 						u16 peer_port)
 {
 	const struct ib_gid_attr *gid;
-	struct p2p_rdma_end *e;
+	struct peer_rdma_end *e;
 	struct ib_device *dev;
 	__be32 ip;
 
-	dev = ib_device_get_by_name(p2p_dev_name, RDMA_DRIVER_UNKNOWN);
+	dev = ib_device_get_by_name(peer_dev_name, RDMA_DRIVER_UNKNOWN);
 	if (!dev)
-		kunit_skip(test, "no RDMA device %s", p2p_dev_name);
-	gid = p2p_find_gid(dev);
+		kunit_skip(test, "no RDMA device %s", peer_dev_name);
+	gid = peer_find_gid(dev);
 	if (!gid) {
 		ib_device_put(dev);
 		KUNIT_FAIL_AND_ABORT(test, "%s has no RoCE v2 IPv4 GID",
-				     p2p_dev_name);
+				     peer_dev_name);
 	}
 	memcpy(&ip, &gid->gid.raw[12], sizeof(ip));
 	rdma_put_gid_attr(gid);
@@ -1208,11 +1208,11 @@ static struct p2p_rdma_end *p2p_rdma_end_create(struct kunit *test,
 	strscpy(e->name, name, sizeof(e->name));
 	init_completion(&e->event);
 	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, p2p_rdma_end_release,
+			kunit_add_action_or_reset(test, peer_rdma_end_release,
 						  e));
-	p2p_rdma_addr(&e->src, ip, port);
-	p2p_rdma_addr(&e->dst, ip, peer_port);
-	e->id = rdma_create_id(&init_net, p2p_rdma_handler, e, RDMA_PS_TCP,
+	peer_rdma_addr(&e->src, ip, port);
+	peer_rdma_addr(&e->dst, ip, peer_port);
+	e->id = rdma_create_id(&init_net, peer_rdma_handler, e, RDMA_PS_TCP,
 			       IB_QPT_RC);
 	if (IS_ERR(e->id)) {
 		e->id = NULL;
@@ -1224,7 +1224,7 @@ static struct p2p_rdma_end *p2p_rdma_end_create(struct kunit *test,
 }
 
 /* Resolve, set the option, a kernel QP with a RECV posted. */
-static void p2p_rdma_prepare(struct p2p_rdma_end *e)
+static void peer_rdma_prepare(struct peer_rdma_end *e)
 {
 	struct kunit *test = e->test;
 	struct ib_qp_init_attr init = {
@@ -1237,9 +1237,9 @@ static void p2p_rdma_prepare(struct p2p_rdma_end *e)
 	KUNIT_ASSERT_EQ(test, 0,
 			rdma_resolve_addr(e->id, (struct sockaddr *)&e->src,
 					  (struct sockaddr *)&e->dst, 2000));
-	p2p_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
+	peer_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
 	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(e->id, 2000));
-	p2p_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	peer_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(e->id, true));
 
 	e->pd = ib_alloc_pd(e->id->device, 0);
@@ -1256,22 +1256,22 @@ static void p2p_rdma_prepare(struct p2p_rdma_end *e)
 	init.recv_cq = e->cq;
 	KUNIT_ASSERT_EQ(test, 0, rdma_create_qp(e->id, e->pd, &init));
 
-	e->buf = kzalloc(2 * P2P_NAME_LEN, GFP_KERNEL);
+	e->buf = kzalloc(2 * PEER_NAME_LEN, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, e->buf);
-	strscpy(e->buf, e->name, P2P_NAME_LEN);
-	e->dma = ib_dma_map_single(e->dev, e->buf, 2 * P2P_NAME_LEN,
+	strscpy(e->buf, e->name, PEER_NAME_LEN);
+	e->dma = ib_dma_map_single(e->dev, e->buf, 2 * PEER_NAME_LEN,
 				   DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_EQ(test, 0,
-			p2p_wire_init(&e->wire, e->name, e->id->qp, e->cq,
+			peer_wire_init(&e->wire, e->name, e->id->qp, e->cq,
 				      e->pd->local_dma_lkey, e->dma,
-				      e->dma + P2P_NAME_LEN, P2P_NAME_LEN));
+				      e->dma + PEER_NAME_LEN, PEER_NAME_LEN));
 }
 
-static int p2p_rdma_connect(struct p2p_rdma_end *e)
+static int peer_rdma_connect(struct peer_rdma_end *e)
 {
 	struct rdma_conn_param cp = {
 		.private_data = e->name,
-		.private_data_len = P2P_NAME_LEN,
+		.private_data_len = PEER_NAME_LEN,
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.retry_count = 7,
@@ -1282,36 +1282,36 @@ static int p2p_rdma_connect(struct p2p_rdma_end *e)
 }
 
 /* Both ESTABLISHED with the other's name, then a SEND each way. */
-static void p2p_rdma_expect_connected(struct p2p_rdma_end *a,
-				      struct p2p_rdma_end *b)
+static void peer_rdma_expect_connected(struct peer_rdma_end *a,
+				      struct peer_rdma_end *b)
 {
 	struct kunit *test = a->test;
 
-	p2p_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
-	p2p_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
+	peer_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
+	peer_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
 	KUNIT_EXPECT_STREQ(test, a->peer_name, b->name);
 	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
-	p2p_wire_exchange(test, &a->wire, &b->wire);
-	ib_dma_sync_single_for_cpu(a->dev, a->dma, 2 * P2P_NAME_LEN,
+	peer_wire_exchange(test, &a->wire, &b->wire);
+	ib_dma_sync_single_for_cpu(a->dev, a->dma, 2 * PEER_NAME_LEN,
 				   DMA_BIDIRECTIONAL);
-	ib_dma_sync_single_for_cpu(b->dev, b->dma, 2 * P2P_NAME_LEN,
+	ib_dma_sync_single_for_cpu(b->dev, b->dma, 2 * PEER_NAME_LEN,
 				   DMA_BIDIRECTIONAL);
-	KUNIT_EXPECT_STREQ(test, a->buf + P2P_NAME_LEN, b->name);
-	KUNIT_EXPECT_STREQ(test, b->buf + P2P_NAME_LEN, a->name);
+	KUNIT_EXPECT_STREQ(test, a->buf + PEER_NAME_LEN, b->name);
+	KUNIT_EXPECT_STREQ(test, b->buf + PEER_NAME_LEN, a->name);
 }
 
 /* Both rdma_connect() at once: collision or hold, one connection. */
-static void p2p_rdma_collision(struct kunit *test)
+static void peer_rdma_collision(struct kunit *test)
 {
-	struct p2p_rdma_end *a, *b;
+	struct peer_rdma_end *a, *b;
 
-	a = p2p_rdma_end_create(test, "ka", P2P_RDMA_PORT, P2P_RDMA_PORT + 1);
-	b = p2p_rdma_end_create(test, "kb", P2P_RDMA_PORT + 1, P2P_RDMA_PORT);
-	p2p_rdma_prepare(a);
-	p2p_rdma_prepare(b);
-	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(a));
-	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(b));
-	p2p_rdma_expect_connected(a, b);
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT, PEER_RDMA_PORT + 1);
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 1, PEER_RDMA_PORT);
+	peer_rdma_prepare(a);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b));
+	peer_rdma_expect_connected(a, b);
 }
 
 /*
@@ -1319,65 +1319,65 @@ static void p2p_rdma_collision(struct kunit *test)
  * again, then held once b is bound, and b turns passive on it, its REP
  * sent from the CM handler with a kernel QP.
  */
-static void p2p_rdma_late(struct kunit *test)
+static void peer_rdma_late(struct kunit *test)
 {
 	unsigned long passive, resent;
-	struct p2p_rdma_end *a, *b;
+	struct peer_rdma_end *a, *b;
 
-	a = p2p_rdma_end_create(test, "ka", P2P_RDMA_PORT + 2,
-				P2P_RDMA_PORT + 3);
-	passive = p2p_counter(test, "cm_p2p/turned_passive");
-	resent = p2p_counter(test, "cm_p2p/resent");
-	p2p_rdma_prepare(a);
-	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(a));
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 2,
+				PEER_RDMA_PORT + 3);
+	passive = peer_counter(test, "cm_peer/turned_passive");
+	resent = peer_counter(test, "cm_peer/resent");
+	peer_rdma_prepare(a);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a));
 	msleep(300);
-	b = p2p_rdma_end_create(test, "kb", P2P_RDMA_PORT + 3,
-				P2P_RDMA_PORT + 2);
-	p2p_rdma_prepare(b);
-	KUNIT_ASSERT_EQ(test, 0, p2p_rdma_connect(b));
-	p2p_rdma_expect_connected(a, b);
-	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_p2p/resent"), resent);
-	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_p2p/turned_passive"),
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 3,
+				PEER_RDMA_PORT + 2);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b));
+	peer_rdma_expect_connected(a, b);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/resent"), resent);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/turned_passive"),
 			passive);
 }
 
-static struct kunit_case cm_p2p_rdma_test_cases[] = {
-	KUNIT_CASE_SLOW(p2p_rdma_collision),
-	KUNIT_CASE_SLOW(p2p_rdma_late),
+static struct kunit_case cm_peer_rdma_test_cases[] = {
+	KUNIT_CASE_SLOW(peer_rdma_collision),
+	KUNIT_CASE_SLOW(peer_rdma_late),
 	{}
 };
 
-static struct kunit_suite cm_p2p_rdma_test_suite = {
-	.name = "cm_p2p_rdma",
-	.suite_init = cm_p2p_ib_suite_init,
-	.test_cases = cm_p2p_rdma_test_cases,
+static struct kunit_suite cm_peer_rdma_test_suite = {
+	.name = "cm_peer_rdma",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_rdma_test_cases,
 };
 
-kunit_test_suite(cm_p2p_rdma_test_suite);
+kunit_test_suite(cm_peer_rdma_test_suite);
 #endif /* CONFIG_INFINIBAND_ADDR_TRANS */
 
 /*
- * Suite cm_p2p_fuzz: REQ MADs from a MAD agent of our own, sent to the CM
+ * Suite cm_peer_fuzz: REQ MADs from a MAD agent of our own, sent to the CM
  * of the same port.  A flood of valid peer REQs nobody claims must stay
  * within the rendezvous bound; then seeded random mutations of REQ fields
  * (ServiceID, GIDs, QPN, communication IDs, transport type, timeouts, MTU,
  * alternate path, private data, header fields, random bytes) must not
  * crash, leak or wedge the CM: a collision afterwards still connects.
  */
-static unsigned int p2p_fuzz_cases = 2000;
-module_param_named(fuzz_cases, p2p_fuzz_cases, uint, 0644);
-MODULE_PARM_DESC(fuzz_cases, "REQs the cm_p2p_fuzz suite sends (default 2000)");
+static unsigned int peer_fuzz_cases = 2000;
+module_param_named(fuzz_cases, peer_fuzz_cases, uint, 0644);
+MODULE_PARM_DESC(fuzz_cases, "REQs the cm_peer_fuzz suite sends (default 2000)");
 
-static unsigned int p2p_fuzz_seed = 1;
-module_param_named(fuzz_seed, p2p_fuzz_seed, uint, 0644);
-MODULE_PARM_DESC(fuzz_seed, "PRNG seed of the cm_p2p_fuzz suite, 0 for a random one");
+static unsigned int peer_fuzz_seed = 1;
+module_param_named(fuzz_seed, peer_fuzz_seed, uint, 0644);
+MODULE_PARM_DESC(fuzz_seed, "PRNG seed of the cm_peer_fuzz suite, 0 for a random one");
 
-#define P2P_FUZZ_SID	0x0000000100f2f300ULL
-#define P2P_FUZZ_WINDOW	16	/* MADs in flight */
+#define PEER_FUZZ_SID	0x0000000100f2f300ULL
+#define PEER_FUZZ_WINDOW	16	/* MADs in flight */
 
-struct p2p_fuzz {
+struct peer_fuzz {
 	struct kunit *test;
-	struct p2p_end *end;	/* path, GID; its cm_id is the idle peer */
+	struct peer_end *end;	/* path, GID; its cm_id is the idle peer */
 	struct ib_mad_agent *agent;
 	struct ib_ah *ah;
 	atomic_t in_flight;
@@ -1386,10 +1386,10 @@ struct p2p_fuzz {
 	struct rnd_state rnd;
 };
 
-static void p2p_fuzz_send_done(struct ib_mad_agent *agent,
+static void peer_fuzz_send_done(struct ib_mad_agent *agent,
 			       struct ib_mad_send_wc *wc)
 {
-	struct p2p_fuzz *f = agent->context;
+	struct peer_fuzz *f = agent->context;
 
 	if (wc->status != IB_WC_SUCCESS)
 		f->send_errors++;
@@ -1398,9 +1398,9 @@ static void p2p_fuzz_send_done(struct ib_mad_agent *agent,
 	wake_up(&f->wq);
 }
 
-static void p2p_fuzz_release(void *data)
+static void peer_fuzz_release(void *data)
 {
-	struct p2p_fuzz *f = data;
+	struct peer_fuzz *f = data;
 
 	wait_event_timeout(f->wq, !atomic_read(&f->in_flight), 10 * HZ);
 	if (f->agent)
@@ -1409,22 +1409,22 @@ static void p2p_fuzz_release(void *data)
 		rdma_destroy_ah(f->ah, RDMA_DESTROY_AH_SLEEPABLE);
 }
 
-static struct p2p_fuzz *p2p_fuzz_create(struct kunit *test)
+static struct peer_fuzz *peer_fuzz_create(struct kunit *test)
 {
 	struct rdma_ah_attr attr;
-	struct p2p_fuzz *f;
+	struct peer_fuzz *f;
 	struct ib_ah *ah;
 	int ret;
 
 	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	f->test = test;
-	f->end = p2p_end_create(test, "fuzz");
+	f->end = peer_end_create(test, "fuzz");
 	init_waitqueue_head(&f->wq);
 	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, p2p_fuzz_release, f));
+			kunit_add_action_or_reset(test, peer_fuzz_release, f));
 	f->agent = ib_register_mad_agent(f->end->dev, 1, IB_QPT_GSI, NULL, 0,
-					 p2p_fuzz_send_done, NULL, f, 0);
+					 peer_fuzz_send_done, NULL, f, 0);
 	if (IS_ERR(f->agent)) {
 		f->agent = NULL;
 		KUNIT_FAIL_AND_ABORT(test, "ib_register_mad_agent failed");
@@ -1440,7 +1440,7 @@ static struct p2p_fuzz *p2p_fuzz_create(struct kunit *test)
 }
 
 /* A valid REQ from a made-up remote port for @sid, to our port. */
-static void p2p_fuzz_base_req(struct p2p_fuzz *f, struct cm_req_msg *req,
+static void peer_fuzz_base_req(struct peer_fuzz *f, struct cm_req_msg *req,
 			      u64 sid)
 {
 	struct ib_mad_hdr *hdr = (struct ib_mad_hdr *)req;
@@ -1483,26 +1483,26 @@ static void p2p_fuzz_base_req(struct p2p_fuzz *f, struct cm_req_msg *req,
 	IBA_SET(CM_REQ_PRIMARY_PACKET_RATE, req, IB_RATE_10_GBPS);
 }
 
-static u64 p2p_fuzz_u64(struct p2p_fuzz *f)
+static u64 peer_fuzz_u64(struct peer_fuzz *f)
 {
 	return (u64)prandom_u32_state(&f->rnd) << 32 |
 	       prandom_u32_state(&f->rnd);
 }
 
 /* Mutate one field of @req; returns what it changed, for the log. */
-static const char *p2p_fuzz_mutate(struct p2p_fuzz *f, struct cm_req_msg *req)
+static const char *peer_fuzz_mutate(struct peer_fuzz *f, struct cm_req_msg *req)
 {
 	struct ib_mad_hdr *hdr = (struct ib_mad_hdr *)req;
 	u8 *bytes = (u8 *)req;
 	u32 r = prandom_u32_state(&f->rnd);
-	static const u64 sids[] = { 0, ~0ULL, P2P_FUZZ_SID + 1,
+	static const u64 sids[] = { 0, ~0ULL, PEER_FUZZ_SID + 1,
 				    0x0000000100000000ULL, 0x0200000000000000ULL };
 
 	switch (r % 14) {
 	case 0:
 		IBA_SET(CM_REQ_SERVICE_ID, req,
 			r & 0x100 ? sids[(r >> 9) % ARRAY_SIZE(sids)] :
-			p2p_fuzz_u64(f));
+			peer_fuzz_u64(f));
 		return "sid";
 	case 1:
 		get_random_bytes(IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID,
@@ -1569,13 +1569,13 @@ static const char *p2p_fuzz_mutate(struct p2p_fuzz *f, struct cm_req_msg *req)
 	}
 }
 
-static int p2p_fuzz_send(struct p2p_fuzz *f, const struct cm_req_msg *req)
+static int peer_fuzz_send(struct peer_fuzz *f, const struct cm_req_msg *req)
 {
 	struct ib_mad_send_buf *msg;
 	int ret;
 
 	wait_event_timeout(f->wq,
-			   atomic_read(&f->in_flight) < P2P_FUZZ_WINDOW, HZ);
+			   atomic_read(&f->in_flight) < PEER_FUZZ_WINDOW, HZ);
 	msg = ib_create_send_mad(f->agent, 1, 0, 0, IB_MGMT_MAD_HDR,
 				 IB_MGMT_MAD_DATA, GFP_KERNEL,
 				 IB_MGMT_BASE_VERSION);
@@ -1594,7 +1594,7 @@ static int p2p_fuzz_send(struct p2p_fuzz *f, const struct cm_req_msg *req)
 	return 0;
 }
 
-static void p2p_fuzz_drain(struct p2p_fuzz *f)
+static void peer_fuzz_drain(struct peer_fuzz *f)
 {
 	long left = wait_event_timeout(f->wq, !atomic_read(&f->in_flight),
 				       10 * HZ);
@@ -1603,11 +1603,11 @@ static void p2p_fuzz_drain(struct p2p_fuzz *f)
 	msleep(500);	/* let the CM's work queue catch up */
 }
 
-/* ib_cm's module parameters, for p2p_read_ulong() */
-#define P2P_PARAM	"/sys/module/ib_cm/parameters/%s"
+/* ib_cm's module parameters, for peer_read_ulong() */
+#define PEER_PARAM	"/sys/module/ib_cm/parameters/%s"
 
 /* An unsigned number from sysfs (module parameter or counter). */
-static unsigned long p2p_read_ulong(struct kunit *test, const char *fmt,
+static unsigned long peer_read_ulong(struct kunit *test, const char *fmt,
 				    const char *arg)
 {
 	char path[128], buf[32] = {};
@@ -1626,54 +1626,54 @@ static unsigned long p2p_read_ulong(struct kunit *test, const char *fmt,
 	return val;
 }
 
-static unsigned long p2p_counter(struct kunit *test, const char *name)
+static unsigned long peer_counter(struct kunit *test, const char *name)
 {
 	char rel[64];
 
-	snprintf(rel, sizeof(rel), "%s/ports/1/%s", p2p_dev_name, name);
-	return p2p_read_ulong(test, "/sys/class/infiniband/%s", rel);
+	snprintf(rel, sizeof(rel), "%s/ports/1/%s", peer_dev_name, name);
+	return peer_read_ulong(test, "/sys/class/infiniband/%s", rel);
 }
 
 /* REQs in the device's queue of held REQs now (from the counters) */
-static unsigned long p2p_rdv_occupancy(struct kunit *test)
+static unsigned long peer_rdv_occupancy(struct kunit *test)
 {
-	return p2p_counter(test, "cm_p2p/held") -
-	       p2p_counter(test, "cm_p2p/claimed") -
-	       p2p_counter(test, "cm_p2p/expired") -
-	       p2p_counter(test, "cm_p2p/withdrawn");
+	return peer_counter(test, "cm_peer/held") -
+	       peer_counter(test, "cm_peer/claimed") -
+	       peer_counter(test, "cm_peer/expired") -
+	       peer_counter(test, "cm_peer/withdrawn");
 }
 
 /*
  * Wait, at most until everything held now has expired, for fewer than
  * @limit REQs in the queue; returns how many there are.
  */
-static unsigned long p2p_rdv_wait_below(struct kunit *test,
+static unsigned long peer_rdv_wait_below(struct kunit *test,
 					unsigned long limit)
 {
-	unsigned long age = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_age_ms");
+	unsigned long age = peer_read_ulong(test, PEER_PARAM, "peer_rdv_max_age_ms");
 	unsigned long deadline = jiffies + msecs_to_jiffies(age + 2000);
 
 	while (time_before(jiffies, deadline) &&
-	       p2p_rdv_occupancy(test) >= limit)
+	       peer_rdv_occupancy(test) >= limit)
 		msleep(100);
-	return p2p_rdv_occupancy(test);
+	return peer_rdv_occupancy(test);
 }
 
-static long p2p_slab_bytes(void)
+static long peer_slab_bytes(void)
 {
 	return global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B) *
 	       PAGE_SIZE;
 }
 
 /* Wait until the CM has answered @n more REQs than @base (held or not). */
-static void p2p_fuzz_settle(struct p2p_fuzz *f, unsigned long base,
+static void peer_fuzz_settle(struct peer_fuzz *f, unsigned long base,
 			    unsigned long n)
 {
 	unsigned long deadline = jiffies + 10 * HZ;
 
 	while (time_before(jiffies, deadline) &&
-	       p2p_counter(f->test, "cm_p2p/held") +
-	       p2p_counter(f->test, "cm_p2p/refused") < base + n)
+	       peer_counter(f->test, "cm_peer/held") +
+	       peer_counter(f->test, "cm_peer/refused") < base + n)
 		msleep(50);
 }
 
@@ -1684,24 +1684,24 @@ static void p2p_fuzz_settle(struct p2p_fuzz *f, unsigned long base,
  * handled ends held, refused, rejected or counted as a duplicate, so the
  * CM is through once none of those counters moved for a second.
  */
-static unsigned long p2p_fuzz_progress(struct kunit *test)
+static unsigned long peer_fuzz_progress(struct kunit *test)
 {
-	return p2p_counter(test, "cm_p2p/held") +
-	       p2p_counter(test, "cm_p2p/refused") +
-	       p2p_counter(test, "cm_tx_msgs/rej") +
-	       p2p_counter(test, "cm_rx_duplicates/req");
+	return peer_counter(test, "cm_peer/held") +
+	       peer_counter(test, "cm_peer/refused") +
+	       peer_counter(test, "cm_tx_msgs/rej") +
+	       peer_counter(test, "cm_rx_duplicates/req");
 }
 
-static void p2p_fuzz_sync(struct p2p_fuzz *f)
+static void peer_fuzz_sync(struct peer_fuzz *f)
 {
 	unsigned long deadline = jiffies + 300 * HZ, start = jiffies;
-	unsigned long now, last = p2p_fuzz_progress(f->test);
+	unsigned long now, last = peer_fuzz_progress(f->test);
 	unsigned int still = 0;
 
-	p2p_fuzz_drain(f);
+	peer_fuzz_drain(f);
 	while (still < 4 && time_before(jiffies, deadline)) {
 		msleep(250);
-		now = p2p_fuzz_progress(f->test);
+		now = peer_fuzz_progress(f->test);
 		still = now == last ? still + 1 : 0;
 		last = now;
 	}
@@ -1713,49 +1713,49 @@ static void p2p_fuzz_sync(struct p2p_fuzz *f)
 
 /*
  * Unsolicited peer REQs from distinct remote ports, for a ServiceID whose
- * local peer never connects: at most p2p_rdv_max_held of them are held,
+ * local peer never connects: at most peer_rdv_max_held of them are held,
  * the others are refused, and a second flood adds nothing.
  */
-static void p2p_fuzz_flood(struct kunit *test)
+static void peer_fuzz_flood(struct kunit *test)
 {
-	struct p2p_fuzz *f = p2p_fuzz_create(test);
+	struct peer_fuzz *f = peer_fuzz_create(test);
 	unsigned long max_held, held0, refused0, held1, refused1;
 	unsigned long held2, refused2, n;
 	struct cm_req_msg req;
 	long slab0, slab1, slab2;
 	unsigned int i, round;
 
-	max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
+	max_held = peer_read_ulong(test, PEER_PARAM, "peer_rdv_max_held");
 	n = 3 * max_held;
 	KUNIT_ASSERT_GT(test, max_held, 0UL);
 	/* wait until what earlier cases left held has expired */
-	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+	KUNIT_ASSERT_EQ(test, 0UL, peer_rdv_wait_below(test, 1));
 	prandom_seed_state(&f->rnd, 42);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
-						 cpu_to_be64(P2P_FUZZ_SID), 0));
+						 cpu_to_be64(PEER_FUZZ_SID), 0));
 
-	held0 = p2p_counter(test, "cm_p2p/held");
-	refused0 = p2p_counter(test, "cm_p2p/refused");
-	slab0 = p2p_slab_bytes();
+	held0 = peer_counter(test, "cm_peer/held");
+	refused0 = peer_counter(test, "cm_peer/refused");
+	slab0 = peer_slab_bytes();
 	for (round = 0; round < 2; round++) {
-		unsigned long base = p2p_counter(test, "cm_p2p/held") +
-				     p2p_counter(test, "cm_p2p/refused");
+		unsigned long base = peer_counter(test, "cm_peer/held") +
+				     peer_counter(test, "cm_peer/refused");
 
 		for (i = 0; i < n; i++) {
-			p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID);
-			KUNIT_ASSERT_EQ(test, 0, p2p_fuzz_send(f, &req));
+			peer_fuzz_base_req(f, &req, PEER_FUZZ_SID);
+			KUNIT_ASSERT_EQ(test, 0, peer_fuzz_send(f, &req));
 		}
-		p2p_fuzz_drain(f);
-		p2p_fuzz_settle(f, base, n);
+		peer_fuzz_drain(f);
+		peer_fuzz_settle(f, base, n);
 		if (!round) {
-			held1 = p2p_counter(test, "cm_p2p/held");
-			refused1 = p2p_counter(test, "cm_p2p/refused");
-			slab1 = p2p_slab_bytes();
+			held1 = peer_counter(test, "cm_peer/held");
+			refused1 = peer_counter(test, "cm_peer/refused");
+			slab1 = peer_slab_bytes();
 		}
 	}
-	held2 = p2p_counter(test, "cm_p2p/held");
-	refused2 = p2p_counter(test, "cm_p2p/refused");
-	slab2 = p2p_slab_bytes();
+	held2 = peer_counter(test, "cm_peer/held");
+	refused2 = peer_counter(test, "cm_peer/refused");
+	slab2 = peer_slab_bytes();
 
 	KUNIT_EXPECT_EQ(test, n, (held1 - held0) + (refused1 - refused0));
 	KUNIT_EXPECT_LE(test, held1 - held0, max_held);
@@ -1772,7 +1772,7 @@ static void p2p_fuzz_flood(struct kunit *test)
 
 /*
  * Persisting senders against a peer-bound service ID whose own peer never
- * connects: 3 x p2p_rdv_max_held peer ids on this device send it a REQ
+ * connects: 3 x peer_rdv_max_held peer ids on this device send it a REQ
  * each.  max_held are held; the others, and the held ones once expired,
  * are rejected as "not there yet" and sent again by their CMs until their
  * budgets are spent.  Bounds, sampled every 50 ms: never more than
@@ -1780,14 +1780,14 @@ static void p2p_fuzz_flood(struct kunit *test)
  * retries; slab growth bounded per sender.  Every id gets its outcome (REJ
  * or timeout) and nothing is held once they are gone.
  */
-struct p2p_flood_end {
+struct peer_flood_end {
 	atomic_t outcomes, rejs;
 };
 
-static int p2p_flood_handler(struct ib_cm_id *cm_id,
+static int peer_flood_handler(struct ib_cm_id *cm_id,
 			     const struct ib_cm_event *ev)
 {
-	struct p2p_flood_end *fe = cm_id->context;
+	struct peer_flood_end *fe = cm_id->context;
 
 	switch (ev->event) {
 	case IB_CM_REJ_RECEIVED:
@@ -1802,75 +1802,75 @@ static int p2p_flood_handler(struct ib_cm_id *cm_id,
 	return 0;
 }
 
-#define P2P_FLOOD_SID	(P2P_SID + 0x30000)
+#define PEER_FLOOD_SID	(PEER_SID + 0x30000)
 
-static void p2p_fuzz_flood_persist(struct kunit *test)
+static void peer_fuzz_flood_persist(struct kunit *test)
 {
-	struct p2p_end *h = p2p_end_create(test, "holder");
-	struct ib_cm_req_param req = p2p_req_param(h, P2P_FLOOD_SID);
+	struct peer_end *h = peer_end_create(test, "holder");
+	struct ib_cm_req_param req = peer_req_param(h, PEER_FLOOD_SID);
 	unsigned long max_held, n, i, occ, peak = 0, deadline;
 	unsigned long resent0, tx0, retries0, sent;
-	struct p2p_flood_end *fe;
+	struct peer_flood_end *fe;
 	unsigned int budget;
 	struct ib_cm_id **ids;
 	long slab0, slab1;
 
-	max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
+	max_held = peer_read_ulong(test, PEER_PARAM, "peer_rdv_max_held");
 	KUNIT_ASSERT_GT(test, max_held, 0UL);
 	n = 3 * max_held;
 	/* a budget of seconds: a slow host answers late, MADs are retried */
 	req.remote_cm_response_timeout = 18;
 	req.max_cm_retries = 7;
-	budget = p2p_req_budget_ms(&req);
-	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+	budget = peer_req_budget_ms(&req);
+	KUNIT_ASSERT_EQ(test, 0UL, peer_rdv_wait_below(test, 1));
 	fe = kunit_kzalloc(test, sizeof(*fe), GFP_KERNEL);
 	ids = kunit_kcalloc(test, n, sizeof(*ids), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, fe);
 	KUNIT_ASSERT_NOT_NULL(test, ids);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(h->cm_id,
-						 cpu_to_be64(P2P_FLOOD_SID),
+						 cpu_to_be64(PEER_FLOOD_SID),
 						 0));
-	resent0 = p2p_counter(test, "cm_p2p/resent");
-	tx0 = p2p_counter(test, "cm_tx_msgs/req");
-	retries0 = p2p_counter(test, "cm_tx_retries/req");
-	slab0 = p2p_slab_bytes();
+	resent0 = peer_counter(test, "cm_peer/resent");
+	tx0 = peer_counter(test, "cm_tx_msgs/req");
+	retries0 = peer_counter(test, "cm_tx_retries/req");
+	slab0 = peer_slab_bytes();
 	for (i = 0; i < n; i++) {
-		ids[i] = ib_create_cm_id(h->dev, p2p_flood_handler, fe);
+		ids[i] = ib_create_cm_id(h->dev, peer_flood_handler, fe);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(ids[i]));
 		/* each its own service ID, apart from the holder's */
 		KUNIT_ASSERT_EQ(test, 0,
 				ib_cm_peer_bind(ids[i],
-						cpu_to_be64(P2P_FLOOD_SID + 1 + i),
+						cpu_to_be64(PEER_FLOOD_SID + 1 + i),
 						0));
 		req.qp_num = 0x700000 + i;
 		KUNIT_ASSERT_EQ(test, 0,
 				ib_send_cm_peer_req(ids[i], &req, NULL));
 	}
-	deadline = jiffies + msecs_to_jiffies(budget) + P2P_TIMEOUT;
+	deadline = jiffies + msecs_to_jiffies(budget) + PEER_TIMEOUT;
 	while (atomic_read(&fe->outcomes) < n &&
 	       time_before(jiffies, deadline)) {
-		occ = p2p_rdv_occupancy(test);
+		occ = peer_rdv_occupancy(test);
 		peak = max(peak, occ);
 		msleep(50);
 	}
-	slab1 = p2p_slab_bytes();
-	sent = p2p_counter(test, "cm_tx_msgs/req") - tx0;
+	slab1 = peer_slab_bytes();
+	sent = peer_counter(test, "cm_tx_msgs/req") - tx0;
 	kunit_info(test, "%lu senders (max_held %lu, budget %u ms): peak held %lu, REQs sent %lu (resent %lu, MAD retries %lu), outcomes %d (REJ %d), slab %+ld KiB\n",
 		   n, max_held, budget, peak, sent,
-		   p2p_counter(test, "cm_p2p/resent") - resent0,
-		   p2p_counter(test, "cm_tx_retries/req") - retries0,
+		   peer_counter(test, "cm_peer/resent") - resent0,
+		   peer_counter(test, "cm_tx_retries/req") - retries0,
 		   atomic_read(&fe->outcomes), atomic_read(&fe->rejs),
 		   (slab1 - slab0) >> 10);
 	KUNIT_EXPECT_EQ(test, (int)n, atomic_read(&fe->outcomes));
 	KUNIT_EXPECT_LE(test, peak, max_held);
 	KUNIT_EXPECT_GE(test, peak, max_held / 2);
 	/* the refused ones were sent again, not reported at once */
-	KUNIT_EXPECT_GE(test, p2p_counter(test, "cm_p2p/resent") - resent0,
+	KUNIT_EXPECT_GE(test, peer_counter(test, "cm_peer/resent") - resent0,
 			n - max_held);
 	/* one REQ per id outstanding: its first, resends, MAD retries */
 	KUNIT_EXPECT_LE(test, sent,
-			n + p2p_counter(test, "cm_p2p/resent") - resent0 +
-			p2p_counter(test, "cm_tx_retries/req") - retries0);
+			n + peer_counter(test, "cm_peer/resent") - resent0 +
+			peer_counter(test, "cm_tx_retries/req") - retries0);
 	/*
 	 * Per sender: its cm_id, REQ MAD and address handle, plus KASAN's
 	 * redzones and quarantine, which the resends' frees fill: 27 KiB in
@@ -1882,42 +1882,42 @@ static void p2p_fuzz_flood_persist(struct kunit *test)
 		ib_destroy_cm_id(ids[i]);
 	ib_destroy_cm_id(h->cm_id);
 	h->cm_id = NULL;
-	KUNIT_EXPECT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+	KUNIT_EXPECT_EQ(test, 0UL, peer_rdv_wait_below(test, 1));
 }
 
 /*
  * The REP to our peer REQ comes from an end whose own REQ is held here:
  * it arrived while our REQ was not out yet (on SMP, between our claim and
- * cm_p2p_list(), which then found us answered).  That end turned passive
+ * cm_peer_list(), which then found us answered).  That end turned passive
  * and cancelled its REQ; the REP takes it out.  Here the held REQ gets a
  * key our claim does not take, and the REP is sent by the MAD agent.
  */
-static void p2p_fuzz_rep_withdraws_held(struct kunit *test)
+static void peer_fuzz_rep_withdraws_held(struct kunit *test)
 {
-	struct p2p_fuzz *f = p2p_fuzz_create(test);
-	struct p2p_end *q = f->end;
+	struct peer_fuzz *f = peer_fuzz_create(test);
+	struct peer_end *q = f->end;
 	unsigned long held0, withdrawn0, occ0, deadline;
 	struct cm_req_msg req;
 	struct cm_rep_msg rep = {};
 
-	KUNIT_ASSERT_EQ(test, 0UL, p2p_rdv_wait_below(test, 1));
+	KUNIT_ASSERT_EQ(test, 0UL, peer_rdv_wait_below(test, 1));
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(q->cm_id,
-						 cpu_to_be64(P2P_FUZZ_SID + 0x40),
+						 cpu_to_be64(PEER_FUZZ_SID + 0x40),
 						 0));
-	occ0 = p2p_rdv_occupancy(test);
-	held0 = p2p_counter(test, "cm_p2p/held");
-	withdrawn0 = p2p_counter(test, "cm_p2p/withdrawn");
-	p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID + 0x40);
-	KUNIT_ASSERT_EQ(test, 0, p2p_fuzz_send(f, &req));
-	deadline = jiffies + P2P_TIMEOUT;
-	while (p2p_counter(test, "cm_p2p/held") == held0 &&
+	occ0 = peer_rdv_occupancy(test);
+	held0 = peer_counter(test, "cm_peer/held");
+	withdrawn0 = peer_counter(test, "cm_peer/withdrawn");
+	peer_fuzz_base_req(f, &req, PEER_FUZZ_SID + 0x40);
+	KUNIT_ASSERT_EQ(test, 0, peer_fuzz_send(f, &req));
+	deadline = jiffies + PEER_TIMEOUT;
+	while (peer_counter(test, "cm_peer/held") == held0 &&
 	       time_before(jiffies, deadline))
 		msleep(20);
-	KUNIT_ASSERT_EQ(test, held0 + 1, p2p_counter(test, "cm_p2p/held"));
+	KUNIT_ASSERT_EQ(test, held0 + 1, peer_counter(test, "cm_peer/held"));
 
 	/* our REQ: to a service ID nobody binds, it is sent again meanwhile */
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(q, P2P_FUZZ_SID + 0x41));
-	KUNIT_ASSERT_EQ(test, occ0 + 1, p2p_rdv_occupancy(test));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(q, PEER_FUZZ_SID + 0x41));
+	KUNIT_ASSERT_EQ(test, occ0 + 1, peer_rdv_occupancy(test));
 
 	/* the REP of the held REQ's sender, turned passive */
 	rep.hdr = req.hdr;
@@ -1935,199 +1935,199 @@ static void p2p_fuzz_rep_withdraws_held(struct kunit *test)
 	IBA_SET(CM_REP_INITIATOR_DEPTH, &rep, 1);
 	IBA_SET(CM_REP_END_TO_END_FLOW_CONTROL, &rep, 1);
 	IBA_SET(CM_REP_RNR_RETRY_COUNT, &rep, 7);
-	KUNIT_ASSERT_EQ(test, 0, p2p_fuzz_send(f, (struct cm_req_msg *)&rep));
-	p2p_wait(q);
+	KUNIT_ASSERT_EQ(test, 0, peer_fuzz_send(f, (struct cm_req_msg *)&rep));
+	peer_end_wait(q);
 	KUNIT_EXPECT_TRUE(test, q->got_rep);
 	KUNIT_EXPECT_EQ(test, withdrawn0 + 1,
-			p2p_counter(test, "cm_p2p/withdrawn"));
-	KUNIT_EXPECT_EQ_MSG(test, occ0, p2p_rdv_occupancy(test),
+			peer_counter(test, "cm_peer/withdrawn"));
+	KUNIT_EXPECT_EQ_MSG(test, occ0, peer_rdv_occupancy(test),
 			    "the answered end's REQ is still held");
 }
 
 /* counters reported when the connect after the fuzzing fails */
-static const char *const p2p_fuzz_diag[] = {
+static const char *const peer_fuzz_diag[] = {
 	"cm_tx_msgs/req", "cm_rx_msgs/req", "cm_tx_msgs/rej", "cm_rx_msgs/rej",
 	"cm_tx_msgs/mra", "cm_rx_msgs/mra", "cm_rx_duplicates/req",
-	"cm_p2p/matched", "cm_p2p/held", "cm_p2p/refused",
+	"cm_peer/matched", "cm_peer/held", "cm_peer/refused",
 };
 
 /* Seeded mutations of peer REQs; afterwards the CM still connects. */
-static void p2p_fuzz_req(struct kunit *test)
+static void peer_fuzz_req(struct kunit *test)
 {
-	unsigned long diag[ARRAY_SIZE(p2p_fuzz_diag)];
-	struct p2p_fuzz *f = p2p_fuzz_create(test);
-	unsigned int seed = p2p_fuzz_seed ?: get_random_u32();
-	unsigned long rx0 = p2p_counter(test, "cm_rx_msgs/req");
-	struct p2p_end *a, *b;
+	unsigned long diag[ARRAY_SIZE(peer_fuzz_diag)];
+	struct peer_fuzz *f = peer_fuzz_create(test);
+	unsigned int seed = peer_fuzz_seed ?: get_random_u32();
+	unsigned long rx0 = peer_counter(test, "cm_rx_msgs/req");
+	struct peer_end *a, *b;
 	struct cm_req_msg req;
 	unsigned int i, m;
 	const char *what;
 
-	kunit_info(test, "seed %u, %u cases\n", seed, p2p_fuzz_cases);
+	kunit_info(test, "seed %u, %u cases\n", seed, peer_fuzz_cases);
 	prandom_seed_state(&f->rnd, seed);
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(f->end->cm_id,
-						 cpu_to_be64(P2P_FUZZ_SID), 0));
-	for (i = 0; i < p2p_fuzz_cases; i++) {
-		p2p_fuzz_base_req(f, &req, P2P_FUZZ_SID);
+						 cpu_to_be64(PEER_FUZZ_SID), 0));
+	for (i = 0; i < peer_fuzz_cases; i++) {
+		peer_fuzz_base_req(f, &req, PEER_FUZZ_SID);
 		for (m = 1 + prandom_u32_state(&f->rnd) % 4; m; m--)
-			what = p2p_fuzz_mutate(f, &req);
-		if (p2p_fuzz_send(f, &req)) {
+			what = peer_fuzz_mutate(f, &req);
+		if (peer_fuzz_send(f, &req)) {
 			KUNIT_FAIL(test, "case %u (last: %s): send failed",
 				   i, what);
 			break;
 		}
 	}
-	p2p_fuzz_sync(f);
+	peer_fuzz_sync(f);
 	KUNIT_EXPECT_EQ(test, 0U, f->send_errors);
 	kunit_info(test, "sent %u, the CM received %lu REQs\n", f->sent,
-		   p2p_counter(test, "cm_rx_msgs/req") - rx0);
+		   peer_counter(test, "cm_rx_msgs/req") - rx0);
 	/* most mutations keep a MAD the CM accepts as a REQ */
-	KUNIT_EXPECT_GT(test, p2p_counter(test, "cm_rx_msgs/req") - rx0,
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_rx_msgs/req") - rx0,
 			(unsigned long)f->sent / 2);
 
 	/* the idle peer was never connected by any of it */
 	KUNIT_EXPECT_EQ(test, IB_CM_IDLE, f->end->cm_id->state);
 	KUNIT_EXPECT_FALSE(test, f->end->got_req);
 
-	a = p2p_end_create(test, "a");
-	b = p2p_end_create(test, "b");
-	for (i = 0; i < ARRAY_SIZE(p2p_fuzz_diag); i++)
-		diag[i] = p2p_counter(test, p2p_fuzz_diag[i]);
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, P2P_FUZZ_SID + 2));
-	KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, P2P_FUZZ_SID + 2));
-	p2p_wait(a);
-	p2p_wait(b);
-	p2p_expect_one_connection(test, a, b);
+	a = peer_end_create(test, "a");
+	b = peer_end_create(test, "b");
+	for (i = 0; i < ARRAY_SIZE(peer_fuzz_diag); i++)
+		diag[i] = peer_counter(test, peer_fuzz_diag[i]);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_FUZZ_SID + 2));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_FUZZ_SID + 2));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
 	if (!a->status && !b->status) {
-		p2p_exchange(test, a, b);
+		peer_exchange(test, a, b);
 		return;
 	}
-	for (i = 0; i < ARRAY_SIZE(p2p_fuzz_diag); i++)
-		kunit_info(test, "%s %+ld\n", p2p_fuzz_diag[i],
-			   (long)(p2p_counter(test, p2p_fuzz_diag[i]) - diag[i]));
+	for (i = 0; i < ARRAY_SIZE(peer_fuzz_diag); i++)
+		kunit_info(test, "%s %+ld\n", peer_fuzz_diag[i],
+			   (long)(peer_counter(test, peer_fuzz_diag[i]) - diag[i]));
 	kunit_info(test, "a: mra %d rej %d (%d); b: mra %d rej %d (%d)\n",
 		   a->got_mra, a->got_rej, a->rej_reason, b->got_mra,
 		   b->got_rej, b->rej_reason);
 }
 
-static struct kunit_case cm_p2p_fuzz_test_cases[] = {
-	KUNIT_CASE_SLOW(p2p_fuzz_flood),
-	KUNIT_CASE_SLOW(p2p_fuzz_flood_persist),
-	KUNIT_CASE_SLOW(p2p_fuzz_rep_withdraws_held),
-	KUNIT_CASE_SLOW(p2p_fuzz_req),
+static struct kunit_case cm_peer_fuzz_test_cases[] = {
+	KUNIT_CASE_SLOW(peer_fuzz_flood),
+	KUNIT_CASE_SLOW(peer_fuzz_flood_persist),
+	KUNIT_CASE_SLOW(peer_fuzz_rep_withdraws_held),
+	KUNIT_CASE_SLOW(peer_fuzz_req),
 	{}
 };
 
-static struct kunit_suite cm_p2p_fuzz_test_suite = {
-	.name = "cm_p2p_fuzz",
-	.suite_init = cm_p2p_ib_suite_init,
-	.test_cases = cm_p2p_fuzz_test_cases,
+static struct kunit_suite cm_peer_fuzz_test_suite = {
+	.name = "cm_peer_fuzz",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_fuzz_test_cases,
 };
 
-kunit_test_suite(cm_p2p_fuzz_test_suite);
+kunit_test_suite(cm_peer_fuzz_test_suite);
 
-#ifdef CONFIG_INFINIBAND_CM_P2P_FAULT_INJECT
+#ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 /*
- * Suite cm_p2p_fault: one MAD of a peer collision is lost, duplicated,
- * delayed or reordered (cm_p2p_fault.c rules, applied by ib_cm itself).
+ * Suite cm_peer_fault: one MAD of a peer collision is lost, duplicated,
+ * delayed or reordered (cm_peer_fault.c rules, applied by ib_cm itself).
  * Whatever happens, both ends must reach the same state in bounded time:
  * one connection with data flowing both ways, or a reported failure on
  * both.  A single fault on REQ, REP, RTU or MRA is within what the CM's
  * retransmissions recover from, so those scenarios must connect.
  */
-enum p2p_fault_path {
-	P2P_PATH_COLLISION,	/* both REQs sent back to back */
-	P2P_PATH_HELD,		/* b binds, a's REQ is held, b connects later */
-	P2P_PATH_REJECT,	/* both REQs sent, then a goes away */
+enum peer_fault_path {
+	PEER_PATH_COLLISION,	/* both REQs sent back to back */
+	PEER_PATH_HELD,		/* b binds, a's REQ is held, b connects later */
+	PEER_PATH_REJECT,	/* both REQs sent, then a goes away */
 };
 
-struct p2p_fault_case {
-	enum cm_p2p_fault_action action;
+struct peer_fault_case {
+	enum cm_peer_fault_action action;
 	__be16 attr_id;
 	const char *attr;
-	enum p2p_fault_path path;
+	enum peer_fault_path path;
 };
 
-#define P2P_FAULT(act, name, p)						\
-	{ CM_P2P_FAULT_##act, CM_##name##_ATTR_ID, #name, P2P_PATH_##p }
+#define PEER_FAULT(act, name, p)						\
+	{ CM_PEER_FAULT_##act, CM_##name##_ATTR_ID, #name, PEER_PATH_##p }
 
-static const struct p2p_fault_case p2p_fault_cases[] = {
-	P2P_FAULT(DROP, REQ, COLLISION), P2P_FAULT(DUP, REQ, COLLISION),
-	P2P_FAULT(DELAY, REQ, COLLISION), P2P_FAULT(REORDER, REQ, COLLISION),
-	P2P_FAULT(DROP, REP, COLLISION), P2P_FAULT(DUP, REP, COLLISION),
-	P2P_FAULT(DELAY, REP, COLLISION), P2P_FAULT(REORDER, REP, COLLISION),
-	P2P_FAULT(DROP, RTU, COLLISION), P2P_FAULT(DUP, RTU, COLLISION),
-	P2P_FAULT(DELAY, RTU, COLLISION), P2P_FAULT(REORDER, RTU, COLLISION),
-	P2P_FAULT(DROP, MRA, HELD), P2P_FAULT(DUP, MRA, HELD),
-	P2P_FAULT(DELAY, MRA, HELD), P2P_FAULT(REORDER, MRA, HELD),
-	P2P_FAULT(DROP, REJ, REJECT), P2P_FAULT(DUP, REJ, REJECT),
-	P2P_FAULT(DELAY, REJ, REJECT), P2P_FAULT(REORDER, REJ, REJECT),
+static const struct peer_fault_case peer_fault_cases[] = {
+	PEER_FAULT(DROP, REQ, COLLISION), PEER_FAULT(DUP, REQ, COLLISION),
+	PEER_FAULT(DELAY, REQ, COLLISION), PEER_FAULT(REORDER, REQ, COLLISION),
+	PEER_FAULT(DROP, REP, COLLISION), PEER_FAULT(DUP, REP, COLLISION),
+	PEER_FAULT(DELAY, REP, COLLISION), PEER_FAULT(REORDER, REP, COLLISION),
+	PEER_FAULT(DROP, RTU, COLLISION), PEER_FAULT(DUP, RTU, COLLISION),
+	PEER_FAULT(DELAY, RTU, COLLISION), PEER_FAULT(REORDER, RTU, COLLISION),
+	PEER_FAULT(DROP, MRA, HELD), PEER_FAULT(DUP, MRA, HELD),
+	PEER_FAULT(DELAY, MRA, HELD), PEER_FAULT(REORDER, MRA, HELD),
+	PEER_FAULT(DROP, REJ, REJECT), PEER_FAULT(DUP, REJ, REJECT),
+	PEER_FAULT(DELAY, REJ, REJECT), PEER_FAULT(REORDER, REJ, REJECT),
 };
 
-static const char *const p2p_fault_action_names[] = {
+static const char *const peer_fault_action_names[] = {
 	"drop", "dup", "delay", "reorder", "migrate",
 };
 
-static void p2p_fault_case_desc(const struct p2p_fault_case *c, char *desc)
+static void peer_fault_case_desc(const struct peer_fault_case *c, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s_%s",
-		 p2p_fault_action_names[c->action], c->attr);
+		 peer_fault_action_names[c->action], c->attr);
 }
 
-KUNIT_ARRAY_PARAM(p2p_fault, p2p_fault_cases, p2p_fault_case_desc);
+KUNIT_ARRAY_PARAM(peer_fault, peer_fault_cases, peer_fault_case_desc);
 
-static void p2p_fault_clear_action(void *unused)
+static void peer_fault_clear_action(void *unused)
 {
-	cm_p2p_fault_clear();
+	cm_peer_fault_clear();
 }
 
 /* DELAY holds a MAD this long; REORDER at most this long. */
-#define P2P_FAULT_DELAY_MS	300
+#define PEER_FAULT_DELAY_MS	300
 
-static void p2p_fault_scenario(struct kunit *test)
+static void peer_fault_scenario(struct kunit *test)
 {
-	const struct p2p_fault_case *c = test->param_value;
+	const struct peer_fault_case *c = test->param_value;
 	/* a fresh ServiceID per case: nothing left over from the last one */
-	u64 sid = P2P_SID + 0x100 + (c - p2p_fault_cases);
-	struct p2p_end *a, *b;
+	u64 sid = PEER_SID + 0x100 + (c - peer_fault_cases);
+	struct peer_end *a, *b;
 	unsigned int hits;
 	int ret;
 
-	cm_p2p_fault_clear();
-	ret = kunit_add_action_or_reset(test, p2p_fault_clear_action, NULL);
+	cm_peer_fault_clear();
+	ret = kunit_add_action_or_reset(test, peer_fault_clear_action, NULL);
 	KUNIT_ASSERT_EQ(test, 0, ret);
-	a = p2p_end_create(test, "a");
-	b = p2p_end_create(test, "b");
-	hits = cm_p2p_fault_hits();
-	KUNIT_ASSERT_EQ(test, 0, cm_p2p_fault_add(c->action, c->attr_id, 0, 1,
-						  P2P_FAULT_DELAY_MS));
+	a = peer_end_create(test, "a");
+	b = peer_end_create(test, "b");
+	hits = cm_peer_fault_hits();
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(c->action, c->attr_id, 0, 1,
+						  PEER_FAULT_DELAY_MS));
 
 	switch (c->path) {
-	case P2P_PATH_COLLISION:
-	case P2P_PATH_REJECT:
-		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(a, sid));
-		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
+	case PEER_PATH_COLLISION:
+	case PEER_PATH_REJECT:
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, sid));
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid));
 		break;
-	case P2P_PATH_HELD:
+	case PEER_PATH_HELD:
 		/*
 		 * The held path needs room in the queue: the fuzz suite
 		 * leaves it full until its REQs expire (make stress runs
 		 * this suite right after it).
 		 */
-		p2p_rdv_wait_below(test, p2p_read_ulong(test, P2P_PARAM,
-							"p2p_rdv_max_held"));
-		p2p_hold_at(test, a, b, sid);
-		KUNIT_ASSERT_EQ(test, 0, p2p_peer_req(b, sid));
+		peer_rdv_wait_below(test, peer_read_ulong(test, PEER_PARAM,
+							"peer_rdv_max_held"));
+		peer_hold_at(test, a, b, sid);
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid));
 		break;
 	}
 
-	if (c->path == P2P_PATH_REJECT) {
+	if (c->path == PEER_PATH_REJECT) {
 		/* a goes away: its CM rejects; b must fail, and in time */
 		ib_destroy_cm_id(a->cm_id);
 		a->cm_id = NULL;
-		p2p_wait(b);
-		hits = cm_p2p_fault_hits() - hits;
-		cm_p2p_fault_clear();
+		peer_end_wait(b);
+		hits = cm_peer_fault_hits() - hits;
+		cm_peer_fault_clear();
 		KUNIT_EXPECT_LT(test, b->status, 0);
 		KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
 		KUNIT_EXPECT_EQ_MSG(test, 1U, hits, "the fault never happened");
@@ -2136,10 +2136,10 @@ static void p2p_fault_scenario(struct kunit *test)
 		return;
 	}
 
-	p2p_wait(a);
-	p2p_wait(b);
-	hits = cm_p2p_fault_hits() - hits;
-	cm_p2p_fault_clear();
+	peer_end_wait(a);
+	peer_end_wait(b);
+	hits = cm_peer_fault_hits() - hits;
+	cm_peer_fault_clear();
 	KUNIT_EXPECT_EQ_MSG(test, 1U, hits, "the fault never happened");
 	KUNIT_EXPECT_EQ_MSG(test, !a->status, !b->status,
 			    "ends disagree: a status %d, b status %d",
@@ -2152,54 +2152,54 @@ static void p2p_fault_scenario(struct kunit *test)
 		KUNIT_EXPECT_NE(test, IB_CM_ESTABLISHED, b->cm_id->state);
 		return;
 	}
-	p2p_expect_one_connection(test, a, b);
-	p2p_exchange(test, a, b);
+	peer_expect_one_connection(test, a, b);
+	peer_exchange(test, a, b);
 }
 
-static struct kunit_case cm_p2p_fault_test_cases[] = {
-	KUNIT_CASE_PARAM_ATTR(p2p_fault_scenario, p2p_fault_gen_params,
+static struct kunit_case cm_peer_fault_test_cases[] = {
+	KUNIT_CASE_PARAM_ATTR(peer_fault_scenario, peer_fault_gen_params,
 			      { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 
-static struct kunit_suite cm_p2p_fault_test_suite = {
-	.name = "cm_p2p_fault",
-	.suite_init = cm_p2p_ib_suite_init,
-	.test_cases = cm_p2p_fault_test_cases,
+static struct kunit_suite cm_peer_fault_test_suite = {
+	.name = "cm_peer_fault",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_fault_test_cases,
 };
 
-kunit_test_suite(cm_p2p_fault_test_suite);
+kunit_test_suite(cm_peer_fault_test_suite);
 
 /*
- * Suite cm_p2p_race: the races an SMP host can run into, each repeated
+ * Suite cm_peer_race: the races an SMP host can run into, each repeated
  * race_rounds times with the two sides on different CPUs (a work item
  * queued on another online CPU; on one CPU they only interleave) and the
  * CM's own handling spread over CPUs by MIGRATE fault rules.  Every round
  * must end in exactly one connection or a reported failure, and nothing
  * may stay held; KASAN, lockdep and kmemleak watch the rest.
  */
-static unsigned int p2p_race_rounds = 200;
-module_param_named(race_rounds, p2p_race_rounds, uint, 0644);
-MODULE_PARM_DESC(race_rounds, "Rounds of each cm_p2p_race case");
+static unsigned int peer_race_rounds = 200;
+module_param_named(race_rounds, peer_race_rounds, uint, 0644);
+MODULE_PARM_DESC(race_rounds, "Rounds of each cm_peer_race case");
 
-#define P2P_RACE_SID		(P2P_SID + 0x10000)
+#define PEER_RACE_SID		(PEER_SID + 0x10000)
 /* spans a REQ's transit in loopback (UML, qemu TCG, KASAN): before/after */
-#define P2P_RACE_JITTER_US	2000
+#define PEER_RACE_JITTER_US	2000
 
-/* Something to do on another CPU, started by p2p_race_start(). */
-struct p2p_race {
+/* Something to do on another CPU, started by peer_race_start(). */
+struct peer_race {
 	struct work_struct work;
-	struct p2p_end *e;
+	struct peer_end *e;
 	u64 sid;
 	unsigned int delay_us;
-	unsigned int max_delay_us;	/* P2P_RACE_JITTER_US if 0 */
+	unsigned int max_delay_us;	/* PEER_RACE_JITTER_US if 0 */
 	bool destroy;	/* destroy e's cm_id instead of connecting */
 	int ret;
 };
 
-static void p2p_race_fn(struct work_struct *work)
+static void peer_race_fn(struct work_struct *work)
 {
-	struct p2p_race *r = container_of(work, struct p2p_race, work);
+	struct peer_race *r = container_of(work, struct peer_race, work);
 
 	udelay(r->delay_us);
 	if (r->destroy) {
@@ -2207,36 +2207,36 @@ static void p2p_race_fn(struct work_struct *work)
 		r->e->cm_id = NULL;
 		r->ret = 0;
 	} else {
-		r->ret = p2p_peer_req(r->e, r->sid);
+		r->ret = peer_send_req(r->e, r->sid);
 	}
 }
 
-static void p2p_race_start(struct p2p_race *r)
+static void peer_race_start(struct peer_race *r)
 {
 	unsigned int cpu;
 
 	r->delay_us = get_random_u32_below(r->max_delay_us ?:
-					   P2P_RACE_JITTER_US);
+					   PEER_RACE_JITTER_US);
 	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
-	INIT_WORK_ONSTACK(&r->work, p2p_race_fn);
+	INIT_WORK_ONSTACK(&r->work, peer_race_fn);
 	queue_work_on(cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND,
 		      system_highpri_wq, &r->work);
 }
 
-static void p2p_race_finish(struct p2p_race *r)
+static void peer_race_finish(struct peer_race *r)
 {
 	flush_work(&r->work);
 	destroy_work_on_stack(&r->work);
 }
 
-static void p2p_race_release(struct kunit *test, struct p2p_end *a,
-			     struct p2p_end *b)
+static void peer_race_release(struct kunit *test, struct peer_end *a,
+			     struct peer_end *b)
 {
-	kunit_release_action(test, p2p_end_release, a);
-	kunit_release_action(test, p2p_end_release, b);
+	kunit_release_action(test, peer_end_release, a);
+	kunit_release_action(test, peer_end_release, b);
 }
 
-static bool p2p_race_failed(struct kunit *test, unsigned int round)
+static bool peer_race_failed(struct kunit *test, unsigned int round)
 {
 	static const char *const names[] = {
 		"held", "claimed", "expired", "withdrawn", "dropped",
@@ -2248,28 +2248,28 @@ static bool p2p_race_failed(struct kunit *test, unsigned int round)
 	if (test->status != KUNIT_FAILURE)
 		return false;
 	kunit_info(test, "failed in round %u of %u\n", round + 1,
-		   p2p_race_rounds);
+		   peer_race_rounds);
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		snprintf(name, sizeof(name), "cm_p2p/%s", names[i]);
-		kunit_info(test, "  %s %lu\n", name, p2p_counter(test, name));
+		snprintf(name, sizeof(name), "cm_peer/%s", names[i]);
+		kunit_info(test, "  %s %lu\n", name, peer_counter(test, name));
 	}
 	return true;
 }
 
-static void p2p_race_clear_rules_at_end(struct kunit *test)
+static void peer_race_clear_rules_at_end(struct kunit *test)
 {
-	int ret = kunit_add_action_or_reset(test, p2p_fault_clear_action, NULL);
+	int ret = kunit_add_action_or_reset(test, peer_fault_clear_action, NULL);
 
 	KUNIT_ASSERT_EQ(test, 0, ret);
 }
 
 /* One fault rule acting on the (@skip + 1)th MAD of @attr_id */
-static void p2p_race_rule(struct kunit *test,
-			  enum cm_p2p_fault_action action, __be16 attr_id,
+static void peer_race_rule(struct kunit *test,
+			  enum cm_peer_fault_action action, __be16 attr_id,
 			  unsigned int skip)
 {
-	int ret = cm_p2p_fault_add(action, attr_id, skip, 1,
-				   P2P_FAULT_DELAY_MS);
+	int ret = cm_peer_fault_add(action, attr_id, skip, 1,
+				   PEER_FAULT_DELAY_MS);
 
 	KUNIT_ASSERT_EQ(test, 0, ret);
 }
@@ -2279,16 +2279,16 @@ static void p2p_race_rule(struct kunit *test,
  * has expired.  Returns the queue's occupancy then, the baseline of the
  * case: 0, unless the counters lost track of a REQ before.
  */
-static unsigned long p2p_race_begin(struct kunit *test)
+static unsigned long peer_race_begin(struct kunit *test)
 {
 	struct ib_device *dev;
 	unsigned long held0;
 
-	dev = ib_device_get_by_name(p2p_dev_name, RDMA_DRIVER_UNKNOWN);
+	dev = ib_device_get_by_name(peer_dev_name, RDMA_DRIVER_UNKNOWN);
 	if (!dev)
-		kunit_skip(test, "no RDMA device %s", p2p_dev_name);
+		kunit_skip(test, "no RDMA device %s", peer_dev_name);
 	ib_device_put(dev);
-	held0 = p2p_rdv_wait_below(test, 1);
+	held0 = peer_rdv_wait_below(test, 1);
 	if (held0)
 		kunit_info(test, "counters show %lu REQs held before the case\n",
 			   held0);
@@ -2296,26 +2296,26 @@ static unsigned long p2p_race_begin(struct kunit *test)
 }
 
 /* Nothing held is left over, before the age limit. */
-static void p2p_race_expect_none_held(struct kunit *test, unsigned long held0)
+static void peer_race_expect_none_held(struct kunit *test, unsigned long held0)
 {
-	KUNIT_EXPECT_EQ_MSG(test, held0, p2p_rdv_wait_below(test, held0 + 1),
+	KUNIT_EXPECT_EQ_MSG(test, held0, peer_rdv_wait_below(test, held0 + 1),
 			    "REQs left held");
 }
 
 /* Peer REQs the CM handled without a match: held, or dropped after a REJ */
-static unsigned long p2p_race_handled(struct kunit *test)
+static unsigned long peer_race_handled(struct kunit *test)
 {
 	struct file *f;
 	char path[96];
 
 	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/cm_p2p/dropped", p2p_dev_name);
+		 "/sys/class/infiniband/%s/ports/1/cm_peer/dropped", peer_dev_name);
 	f = filp_open(path, O_RDONLY, 0);
 	if (IS_ERR(f))	/* a CM without the counter: it never drops */
-		return p2p_counter(test, "cm_p2p/held");
+		return peer_counter(test, "cm_peer/held");
 	fput(f);
-	return p2p_counter(test, "cm_p2p/held") +
-	       p2p_counter(test, "cm_p2p/dropped");
+	return peer_counter(test, "cm_peer/held") +
+	       peer_counter(test, "cm_peer/dropped");
 }
 
 /*
@@ -2323,35 +2323,35 @@ static unsigned long p2p_race_handled(struct kunit *test)
  * the claim meets the hold (a's REQ held, then claimed) or the match (a
  * collision), never neither nor both.
  */
-static void p2p_race_claim_vs_hold(struct kunit *test)
+static void peer_race_claim_vs_hold(struct kunit *test)
 {
 	unsigned long held0;
 	unsigned int i, held = 0;
 
-	held0 = p2p_race_begin(test);
-	for (i = 0; i < p2p_race_rounds; i++) {
-		struct p2p_end *a = p2p_end_create(test, "a");
-		struct p2p_end *b = p2p_end_create(test, "b");
-		struct p2p_race r = { .e = b, .sid = P2P_RACE_SID + i };
+	held0 = peer_race_begin(test);
+	for (i = 0; i < peer_race_rounds; i++) {
+		struct peer_end *a = peer_end_create(test, "a");
+		struct peer_end *b = peer_end_create(test, "b");
+		struct peer_race r = { .e = b, .sid = PEER_RACE_SID + i };
 
 		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
 							 cpu_to_be64(r.sid), 0));
-		p2p_race_start(&r);
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, r.sid));
-		p2p_race_finish(&r);
+		peer_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, r.sid));
+		peer_race_finish(&r);
 		KUNIT_EXPECT_EQ(test, 0, r.ret);
-		p2p_wait(a);
-		p2p_wait(b);
-		p2p_expect_one_connection(test, a, b);
-		p2p_exchange(test, a, b);
+		peer_end_wait(a);
+		peer_end_wait(b);
+		peer_expect_one_connection(test, a, b);
+		peer_exchange(test, a, b);
 		held += a->got_mra;
-		p2p_race_release(test, a, b);
-		if (p2p_race_failed(test, i))
+		peer_race_release(test, a, b);
+		if (peer_race_failed(test, i))
 			return;
 	}
 	kunit_info(test, "%u rounds: %u held, %u collisions\n", i, held,
 		   i - held);
-	p2p_race_expect_none_held(test, held0);
+	peer_race_expect_none_held(test, held0);
 }
 
 /*
@@ -2361,39 +2361,39 @@ static void p2p_race_claim_vs_hold(struct kunit *test)
  * QPN) turns passive on one copy; the other must be seen as a duplicate,
  * not held (it would stay there, claimable by p's next connect).
  */
-static void p2p_race_dup_vs_passive(struct kunit *test)
+static void peer_race_dup_vs_passive(struct kunit *test)
 {
 	unsigned long held0;
 	unsigned int i, hits;
 
-	held0 = p2p_race_begin(test);
-	hits = cm_p2p_fault_hits();
-	p2p_race_clear_rules_at_end(test);
-	for (i = 0; i < p2p_race_rounds; i++) {
-		struct p2p_end *p = p2p_end_create(test, "p");
-		struct p2p_end *q = p2p_end_create(test, "q");
-		u64 sid = P2P_RACE_SID + 0x1000 + i;
+	held0 = peer_race_begin(test);
+	hits = cm_peer_fault_hits();
+	peer_race_clear_rules_at_end(test);
+	for (i = 0; i < peer_race_rounds; i++) {
+		struct peer_end *p = peer_end_create(test, "p");
+		struct peer_end *q = peer_end_create(test, "q");
+		u64 sid = PEER_RACE_SID + 0x1000 + i;
 
 		if (p->qp->qp_num > q->qp->qp_num)
 			swap(p, q);
-		cm_p2p_fault_clear();
-		p2p_race_rule(test, CM_P2P_FAULT_DUP, CM_REQ_ATTR_ID, 1);
-		p2p_race_rule(test, CM_P2P_FAULT_MIGRATE, CM_REQ_ATTR_ID, 2);
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(p, sid));
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(q, sid));
-		p2p_wait(p);
-		p2p_wait(q);
-		p2p_expect_one_connection(test, p, q);
-		p2p_exchange(test, p, q);
-		cm_p2p_fault_clear();
+		cm_peer_fault_clear();
+		peer_race_rule(test, CM_PEER_FAULT_DUP, CM_REQ_ATTR_ID, 1);
+		peer_race_rule(test, CM_PEER_FAULT_MIGRATE, CM_REQ_ATTR_ID, 2);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(p, sid));
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(q, sid));
+		peer_end_wait(p);
+		peer_end_wait(q);
+		peer_expect_one_connection(test, p, q);
+		peer_exchange(test, p, q);
+		cm_peer_fault_clear();
 		/* the CM is through with both copies: nothing was held */
-		KUNIT_EXPECT_EQ(test, held0, p2p_rdv_occupancy(test));
-		p2p_race_release(test, p, q);
-		if (p2p_race_failed(test, i))
+		KUNIT_EXPECT_EQ(test, held0, peer_rdv_occupancy(test));
+		peer_race_release(test, p, q);
+		if (peer_race_failed(test, i))
 			return;
 	}
 	kunit_info(test, "%u rounds, fault hits %u\n", i,
-		   cm_p2p_fault_hits() - hits);
+		   cm_peer_fault_hits() - hits);
 }
 
 /*
@@ -2403,78 +2403,78 @@ static void p2p_race_dup_vs_passive(struct kunit *test)
  * two CPUs can produce.  Either way a's REQ must not stay held for b to
  * claim.
  */
-static void p2p_race_rej_vs_hold(struct kunit *test)
+static void peer_race_rej_vs_hold(struct kunit *test)
 {
 	unsigned long held0;
 	unsigned int i;
 
-	held0 = p2p_race_begin(test);
-	p2p_race_clear_rules_at_end(test);
-	for (i = 0; i < p2p_race_rounds; i++) {
-		struct p2p_end *a = p2p_end_create(test, "a");
-		struct p2p_end *b = p2p_end_create(test, "b");
-		u64 sid = P2P_RACE_SID + 0x2000 + i;
+	held0 = peer_race_begin(test);
+	peer_race_clear_rules_at_end(test);
+	for (i = 0; i < peer_race_rounds; i++) {
+		struct peer_end *a = peer_end_create(test, "a");
+		struct peer_end *b = peer_end_create(test, "b");
+		u64 sid = PEER_RACE_SID + 0x2000 + i;
 		unsigned long deadline, base;
 
 		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
 							 cpu_to_be64(sid), 0));
-		cm_p2p_fault_clear();
+		cm_peer_fault_clear();
 		if (i & 1)
-			p2p_race_rule(test, CM_P2P_FAULT_REORDER,
+			peer_race_rule(test, CM_PEER_FAULT_REORDER,
 				      CM_REQ_ATTR_ID, 0);
 		else
-			p2p_race_rule(test, CM_P2P_FAULT_MIGRATE,
+			peer_race_rule(test, CM_PEER_FAULT_MIGRATE,
 				      CM_REJ_ATTR_ID, 0);
-		base = p2p_race_handled(test);
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, sid));
-		udelay(get_random_u32_below(P2P_RACE_JITTER_US));
+		base = peer_race_handled(test);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, sid));
+		udelay(get_random_u32_below(PEER_RACE_JITTER_US));
 		ib_destroy_cm_id(a->cm_id);
 		a->cm_id = NULL;
 		/* the REQ is held and withdrawn, or dropped, in a moment */
 		deadline = jiffies + msecs_to_jiffies(1000);
-		while ((p2p_race_handled(test) == base ||
-			p2p_rdv_occupancy(test) != held0) &&
+		while ((peer_race_handled(test) == base ||
+			peer_rdv_occupancy(test) != held0) &&
 		       time_before(jiffies, deadline))
 			usleep_range(5000, 10000);
-		KUNIT_EXPECT_EQ_MSG(test, held0, p2p_rdv_occupancy(test),
+		KUNIT_EXPECT_EQ_MSG(test, held0, peer_rdv_occupancy(test),
 				    "a's REQ stayed held after its REJ");
-		p2p_race_release(test, a, b);
-		if (p2p_race_failed(test, i))
+		peer_race_release(test, a, b);
+		if (peer_race_failed(test, i))
 			return;
 	}
-	cm_p2p_fault_clear();
+	cm_peer_fault_clear();
 }
 
 /*
  * ib_destroy_cm_id() on another CPU while the CM matches the other end's
  * REQ with the id: b must learn of it (no hang), nothing stays held.
  */
-static void p2p_race_destroy_vs_match(struct kunit *test)
+static void peer_race_destroy_vs_match(struct kunit *test)
 {
 	unsigned long held0;
 	unsigned int i, ok = 0;
 
-	held0 = p2p_race_begin(test);
-	for (i = 0; i < p2p_race_rounds; i++) {
-		struct p2p_end *a = p2p_end_create(test, "a");
-		struct p2p_end *b = p2p_end_create(test, "b");
-		struct p2p_race r = { .e = a, .destroy = true };
-		u64 sid = P2P_RACE_SID + 0x3000 + i;
+	held0 = peer_race_begin(test);
+	for (i = 0; i < peer_race_rounds; i++) {
+		struct peer_end *a = peer_end_create(test, "a");
+		struct peer_end *b = peer_end_create(test, "b");
+		struct peer_race r = { .e = a, .destroy = true };
+		u64 sid = PEER_RACE_SID + 0x3000 + i;
 
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(a, sid));
-		p2p_race_start(&r);
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(b, sid));
-		p2p_race_finish(&r);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, sid));
+		peer_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, sid));
+		peer_race_finish(&r);
 		/* b may be connected for a moment (a's REP went out first) */
 		if (wait_for_completion_timeout(&b->done, HZ / 10) &&
 		    !b->status)
 			ok++;
-		p2p_race_release(test, a, b);
-		if (p2p_race_failed(test, i))
+		peer_race_release(test, a, b);
+		if (peer_race_failed(test, i))
 			return;
 	}
 	kunit_info(test, "%u rounds, b established first in %u\n", i, ok);
-	p2p_race_expect_none_held(test, held0);
+	peer_race_expect_none_held(test, held0);
 }
 
 /*
@@ -2483,75 +2483,75 @@ static void p2p_race_destroy_vs_match(struct kunit *test)
  * connect says EALREADY or EISCONN, the listener's id answers) or a's
  * peer id's (collision or hold), never both and never neither.
  */
-static void p2p_race_listen_vs_connect(struct kunit *test)
+static void peer_race_listen_vs_connect(struct kunit *test)
 {
 	unsigned int i, listened = 0;
 	unsigned long held0;
 
-	held0 = p2p_race_begin(test);
-	for (i = 0; i < p2p_race_rounds; i++) {
-		u64 port = P2P_RACE_SID + 0x4000 + 2 * i;
-		struct p2p_end *al = p2p_end_create(test, "al");
-		struct p2p_end *a = p2p_end_create(test, "a");
-		struct p2p_end *b = p2p_end_create(test, "b");
+	held0 = peer_race_begin(test);
+	for (i = 0; i < peer_race_rounds; i++) {
+		u64 port = PEER_RACE_SID + 0x4000 + 2 * i;
+		struct peer_end *al = peer_end_create(test, "al");
+		struct peer_end *a = peer_end_create(test, "a");
+		struct peer_end *b = peer_end_create(test, "b");
 		/* the REQ's handling takes longer than its transit */
-		struct p2p_race r = { .e = a, .sid = port + 1,
-				      .max_delay_us = 10 * P2P_RACE_JITTER_US };
+		struct peer_race r = { .e = a, .sid = port + 1,
+				      .max_delay_us = 10 * PEER_RACE_JITTER_US };
 		struct ib_cm_id *listen;
 
-		listen = p2p_peer_listen(test, al, port);
-		p2p_identity(test, a, port, port + 1, "a");
-		p2p_identity(test, b, port + 1, port, "b");
-		p2p_race_start(&r);
-		KUNIT_EXPECT_EQ(test, 0, p2p_peer_req(b, port));
-		p2p_race_finish(&r);
-		p2p_wait(b);
+		listen = peer_listen_on(test, al, port);
+		peer_identity(test, a, port, port + 1, "a");
+		peer_identity(test, b, port + 1, port, "b");
+		peer_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, port));
+		peer_race_finish(&r);
+		peer_end_wait(b);
 		if (r.ret) {
 			KUNIT_EXPECT_TRUE_MSG(test, r.ret == -EALREADY ||
 					      r.ret == -EISCONN, "%d", r.ret);
-			p2p_wait(al);
+			peer_end_wait(al);
 			KUNIT_EXPECT_EQ(test, 0, al->status);
 			KUNIT_EXPECT_TRUE(test, b->got_rep);
 			KUNIT_EXPECT_FALSE(test, a->got_req);
-			p2p_exchange(test, al, b);
+			peer_exchange(test, al, b);
 			listened++;
 		} else {
-			p2p_wait(a);
-			p2p_expect_one_connection(test, a, b);
+			peer_end_wait(a);
+			peer_expect_one_connection(test, a, b);
 			KUNIT_EXPECT_FALSE(test, al->got_req);
-			p2p_exchange(test, a, b);
+			peer_exchange(test, a, b);
 		}
-		kunit_release_action(test, p2p_unlisten, listen);
-		kunit_release_action(test, p2p_end_release, al);
-		p2p_race_release(test, a, b);
-		if (p2p_race_failed(test, i))
+		kunit_release_action(test, peer_unlisten, listen);
+		kunit_release_action(test, peer_end_release, al);
+		peer_race_release(test, a, b);
+		if (peer_race_failed(test, i))
 			return;
 	}
 	kunit_info(test, "%u rounds: %u to the listener, %u to the peer id\n",
 		   i, listened, i - listened);
-	p2p_race_expect_none_held(test, held0);
+	peer_race_expect_none_held(test, held0);
 }
 
-static struct kunit_case cm_p2p_race_test_cases[] = {
-	KUNIT_CASE_SLOW(p2p_race_claim_vs_hold),
-	KUNIT_CASE_SLOW(p2p_race_dup_vs_passive),
-	KUNIT_CASE_SLOW(p2p_race_rej_vs_hold),
-	KUNIT_CASE_SLOW(p2p_race_destroy_vs_match),
-	KUNIT_CASE_SLOW(p2p_race_listen_vs_connect),
+static struct kunit_case cm_peer_race_test_cases[] = {
+	KUNIT_CASE_SLOW(peer_race_claim_vs_hold),
+	KUNIT_CASE_SLOW(peer_race_dup_vs_passive),
+	KUNIT_CASE_SLOW(peer_race_rej_vs_hold),
+	KUNIT_CASE_SLOW(peer_race_destroy_vs_match),
+	KUNIT_CASE_SLOW(peer_race_listen_vs_connect),
 	{}
 };
 
-static struct kunit_suite cm_p2p_race_test_suite = {
-	.name = "cm_p2p_race",
-	.suite_init = cm_p2p_ib_suite_init,
-	.test_cases = cm_p2p_race_test_cases,
+static struct kunit_suite cm_peer_race_test_suite = {
+	.name = "cm_peer_race",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_race_test_cases,
 };
 
-kunit_test_suite(cm_p2p_race_test_suite);
+kunit_test_suite(cm_peer_race_test_suite);
 
-#ifdef CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH
+#ifdef CONFIG_INFINIBAND_CM_PEER_KUNIT_BENCH
 /*
- * Suite cm_p2p_req_bench (benchmark kernels only): what an inbound REQ
+ * Suite cm_peer_req_bench (benchmark kernels only): what an inbound REQ
  * costs the CM on its whole path (MAD receive, work queue,
  * cm_req_handler()), client/server against peer with one and with many
  * peer ids waiting (25k: each holds its REQ's MAD and address handle, and
@@ -2569,23 +2569,23 @@ kunit_test_suite(cm_p2p_race_test_suite);
  *  - cs_loaded: client/server again, beside both peer populations.
  *
  * Lines "bench: req_<case> n=<n> <ns per REQ>" and "bench: ratio_<case>
- * n=<n> <the CM's share against cs's>", medians (p2p_bench_case()).
+ * n=<n> <the CM's share against cs's>", medians (peer_bench_case()).
  */
-#define P2P_BENCH_SID_CS	(P2P_SID + 0x20000)
-#define P2P_BENCH_SID_PEER	(P2P_SID + 0x20001)
-#define P2P_BENCH_SID_HOLD	(P2P_SID + 0x20002)
-#define P2P_BENCH_MATCH		36
-#define P2P_BENCH_WAIT		25000
-#define P2P_BENCH_HELD_N	100000
-#define P2P_BENCH_REQS		10000
-#define P2P_BENCH_REPS		5
+#define PEER_BENCH_SID_CS	(PEER_SID + 0x20000)
+#define PEER_BENCH_SID_PEER	(PEER_SID + 0x20001)
+#define PEER_BENCH_SID_HOLD	(PEER_SID + 0x20002)
+#define PEER_BENCH_MATCH		36
+#define PEER_BENCH_WAIT		25000
+#define PEER_BENCH_HELD_N	100000
+#define PEER_BENCH_REQS		10000
+#define PEER_BENCH_REPS		5
 
-enum p2p_bench_kind { P2P_BENCH_DROP, P2P_BENCH_CS, P2P_BENCH_MATCHED,
-		      P2P_BENCH_HELD };
+enum peer_bench_kind { PEER_BENCH_DROP, PEER_BENCH_CS, PEER_BENCH_MATCHED,
+		      PEER_BENCH_HELD };
 
-struct p2p_bench {
+struct peer_bench {
 	struct kunit *test;
-	struct p2p_fuzz *f;
+	struct peer_fuzz *f;
 	struct ib_cm_id *cs, *hold, **ids;
 	unsigned int nids;
 	u32 seq;		/* comm ID and QPN of the next REQ */
@@ -2594,10 +2594,10 @@ struct p2p_bench {
 	unsigned long max_held, max_age;
 };
 
-static int p2p_bench_handler(struct ib_cm_id *cm_id,
+static int peer_bench_handler(struct ib_cm_id *cm_id,
 			     const struct ib_cm_event *ev)
 {
-	struct p2p_bench *b = cm_id->context;
+	struct peer_bench *b = cm_id->context;
 
 	if (ev->event != IB_CM_REQ_RECEIVED)
 		return 0;
@@ -2606,22 +2606,22 @@ static int p2p_bench_handler(struct ib_cm_id *cm_id,
 }
 
 /* Match blob @i: a cma_hdr-like remote address and port. */
-static void p2p_bench_blob(u8 *blob, u32 i)
+static void peer_bench_blob(u8 *blob, u32 i)
 {
-	memset(blob, 0, P2P_BENCH_MATCH);
+	memset(blob, 0, PEER_BENCH_MATCH);
 	blob[1] = 0x40;
 	put_unaligned_be16(7000 + i % 1000, &blob[2]);
 	put_unaligned_be32(i, &blob[16]);
 }
 
-static void p2p_write_ulong(struct kunit *test, const char *name,
+static void peer_write_ulong(struct kunit *test, const char *name,
 			    unsigned long val)
 {
 	char path[96], buf[24];
 	struct file *file;
 	loff_t pos = 0;
 
-	snprintf(path, sizeof(path), P2P_PARAM, name);
+	snprintf(path, sizeof(path), PEER_PARAM, name);
 	snprintf(buf, sizeof(buf), "%lu\n", val);
 	file = filp_open(path, O_WRONLY, 0);
 	if (IS_ERR(file)) {
@@ -2634,7 +2634,7 @@ static void p2p_write_ulong(struct kunit *test, const char *name,
 }
 
 /* Destroy the waiting ids and the holder (it rejects what it holds). */
-static void p2p_bench_unpopulate(struct p2p_bench *b)
+static void peer_bench_unpopulate(struct peer_bench *b)
 {
 	while (b->nids)
 		ib_destroy_cm_id(b->ids[--b->nids]);
@@ -2643,32 +2643,32 @@ static void p2p_bench_unpopulate(struct p2p_bench *b)
 	b->hold = NULL;
 }
 
-static void p2p_bench_release(void *data)
+static void peer_bench_release(void *data)
 {
-	struct p2p_bench *b = data;
+	struct peer_bench *b = data;
 
-	cm_p2p_fault_clear();
-	p2p_bench_unpopulate(b);
+	cm_peer_fault_clear();
+	peer_bench_unpopulate(b);
 	kvfree(b->ids);
 	if (b->cs)
 		ib_destroy_cm_id(b->cs);
-	p2p_write_ulong(b->test, "p2p_rdv_max_held", b->max_held);
-	p2p_write_ulong(b->test, "p2p_rdv_max_age_ms", b->max_age);
+	peer_write_ulong(b->test, "peer_rdv_max_held", b->max_held);
+	peer_write_ulong(b->test, "peer_rdv_max_age_ms", b->max_age);
 }
 
 /* How many REQs of a kind the CM got through so far. */
-static unsigned long p2p_bench_done(struct p2p_bench *b,
-				    enum p2p_bench_kind kind)
+static unsigned long peer_bench_done(struct peer_bench *b,
+				    enum peer_bench_kind kind)
 {
 	switch (kind) {
-	case P2P_BENCH_DROP:
-		return cm_p2p_fault_hits();
-	case P2P_BENCH_CS:
+	case PEER_BENCH_DROP:
+		return cm_peer_fault_hits();
+	case PEER_BENCH_CS:
 		return atomic_read(&b->refused);
-	case P2P_BENCH_MATCHED:
-		return p2p_counter(b->test, "cm_p2p/stayed_active");
+	case PEER_BENCH_MATCHED:
+		return peer_counter(b->test, "cm_peer/stayed_active");
 	default:
-		return p2p_counter(b->test, "cm_p2p/held");
+		return peer_counter(b->test, "cm_peer/held");
 	}
 }
 
@@ -2676,17 +2676,17 @@ static unsigned long p2p_bench_done(struct p2p_bench *b,
  * Send @m REQs for @sid, carrying blob first + k % mod (none if !mod),
  * and wait until the CM got through them; returns the ns it took.
  */
-static u64 p2p_bench_send(struct p2p_bench *b, enum p2p_bench_kind kind,
+static u64 peer_bench_send(struct peer_bench *b, enum peer_bench_kind kind,
 			  u64 sid, u32 m, u32 first, u32 mod)
 {
-	unsigned long base = p2p_bench_done(b, kind);
+	unsigned long base = peer_bench_done(b, kind);
 	unsigned long deadline;
 	struct cm_req_msg req;
 	u64 t0 = ktime_get_ns();
 	u32 k;
 
 	for (k = 0; k < m; k++) {
-		p2p_fuzz_base_req(b->f, &req, sid);
+		peer_fuzz_base_req(b->f, &req, sid);
 		/* from our port, a CA GUID below ours: we stay active */
 		*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, &req) =
 			b->f->end->sgid_attr->gid;
@@ -2696,104 +2696,104 @@ static u64 p2p_bench_send(struct p2p_bench *b, enum p2p_bench_kind kind,
 		IBA_SET(CM_REQ_LOCAL_COMM_ID, &req, b->seq);
 		IBA_SET(CM_REQ_LOCAL_QPN, &req, b->seq & 0xffffff);
 		if (mod)
-			p2p_bench_blob(IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA,
+			peer_bench_blob(IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA,
 						       &req), first + k % mod);
-		KUNIT_ASSERT_EQ(b->test, 0, p2p_fuzz_send(b->f, &req));
+		KUNIT_ASSERT_EQ(b->test, 0, peer_fuzz_send(b->f, &req));
 	}
 	deadline = jiffies + 120 * HZ;
-	while (p2p_bench_done(b, kind) - base < m) {
+	while (peer_bench_done(b, kind) - base < m) {
 		KUNIT_ASSERT_TRUE_MSG(b->test, time_before(jiffies, deadline),
 				      "the CM got through %lu of %u REQs",
-				      p2p_bench_done(b, kind) - base, m);
+				      peer_bench_done(b, kind) - base, m);
 		usleep_range(200, 400);
 	}
 	return ktime_get_ns() - t0;
 }
 
-/* One run of P2P_BENCH_REQS REQs of @kind, in ns per REQ. */
-static u64 p2p_bench_run(struct p2p_bench *b, enum p2p_bench_kind kind,
+/* One run of PEER_BENCH_REQS REQs of @kind, in ns per REQ. */
+static u64 peer_bench_run(struct peer_bench *b, enum peer_bench_kind kind,
 			 u64 sid, u32 n)
 {
 	u32 first = 0, mod = 0;
 	u64 ns;
 
-	if (kind == P2P_BENCH_DROP)
+	if (kind == PEER_BENCH_DROP)
 		KUNIT_ASSERT_EQ(b->test, 0,
-				cm_p2p_fault_add(CM_P2P_FAULT_DROP,
+				cm_peer_fault_add(CM_PEER_FAULT_DROP,
 						 CM_REQ_ATTR_ID, 0,
-						 P2P_BENCH_REQS, 0));
-	if (kind == P2P_BENCH_MATCHED) {
+						 PEER_BENCH_REQS, 0));
+	if (kind == PEER_BENCH_MATCHED) {
 		mod = n;	/* the blobs of the waiting ids */
-	} else if (kind == P2P_BENCH_HELD) {
+	} else if (kind == PEER_BENCH_HELD) {
 		first = b->next_blob;	/* blobs nobody waits for */
 		mod = U32_MAX;
-		b->next_blob += P2P_BENCH_REQS;
+		b->next_blob += PEER_BENCH_REQS;
 	}
-	ns = p2p_bench_send(b, kind, sid, P2P_BENCH_REQS, first, mod);
-	cm_p2p_fault_clear();
-	return div_u64(ns, P2P_BENCH_REQS);
+	ns = peer_bench_send(b, kind, sid, PEER_BENCH_REQS, first, mod);
+	cm_peer_fault_clear();
+	return div_u64(ns, PEER_BENCH_REQS);
 }
 
-static u64 p2p_bench_median(u64 *t)
+static u64 peer_bench_median(u64 *t)
 {
 	unsigned int i, j;
 
-	for (i = 1; i < P2P_BENCH_REPS; i++)
+	for (i = 1; i < PEER_BENCH_REPS; i++)
 		for (j = i; j && t[j - 1] > t[j]; j--)
 			swap(t[j - 1], t[j]);
-	return t[P2P_BENCH_REPS / 2];
+	return t[PEER_BENCH_REPS / 2];
 }
 
 /*
- * P2P_BENCH_REPS rounds of (drop, cs, @kind) back to back, so that each
+ * PEER_BENCH_REPS rounds of (drop, cs, @kind) back to back, so that each
  * ratio compares runs under the same conditions (UML's speed drifts):
  * reports the medians of the case's ns per REQ and of its CM share
  * against cs's, (case - drop) / (cs - drop), in hundredths.
  */
-static void p2p_bench_case(struct p2p_bench *b, const char *name, u32 n,
-			   enum p2p_bench_kind kind, u64 sid, u32 wait)
+static void peer_bench_case(struct peer_bench *b, const char *name, u32 n,
+			   enum peer_bench_kind kind, u64 sid, u32 wait)
 {
-	u64 t[P2P_BENCH_REPS], ratio[P2P_BENCH_REPS], drop, cs;
+	u64 t[PEER_BENCH_REPS], ratio[PEER_BENCH_REPS], drop, cs;
 	unsigned int r;
 
-	for (r = 0; r < P2P_BENCH_REPS; r++) {
-		drop = p2p_bench_run(b, P2P_BENCH_DROP, P2P_BENCH_SID_CS, 0);
-		cs = p2p_bench_run(b, P2P_BENCH_CS, P2P_BENCH_SID_CS, 0);
-		t[r] = p2p_bench_run(b, kind, sid, wait);
+	for (r = 0; r < PEER_BENCH_REPS; r++) {
+		drop = peer_bench_run(b, PEER_BENCH_DROP, PEER_BENCH_SID_CS, 0);
+		cs = peer_bench_run(b, PEER_BENCH_CS, PEER_BENCH_SID_CS, 0);
+		t[r] = peer_bench_run(b, kind, sid, wait);
 		KUNIT_ASSERT_GT(b->test, cs, drop);
 		ratio[r] = div64_u64(100 * (t[r] > drop ? t[r] - drop : 0),
 				     cs - drop);
 	}
-	r = p2p_bench_median(ratio);
+	r = peer_bench_median(ratio);
 	kunit_info(b->test, "bench: req_%s n=%u %llu\n", name, n,
-		   p2p_bench_median(t));
+		   peer_bench_median(t));
 	kunit_info(b->test, "bench: ratio_%s n=%u %u.%02u\n", name, n,
 		   r / 100, r % 100);
 }
 
 /* @n ids waiting for REQs on SID_PEER, @held REQs held on SID_HOLD. */
-static void p2p_bench_populate(struct p2p_bench *b, u32 n, u32 held)
+static void peer_bench_populate(struct peer_bench *b, u32 n, u32 held)
 {
-	struct ib_cm_req_param param = p2p_req_param(b->f->end,
-						     P2P_BENCH_SID_PEER);
-	unsigned long hits = cm_p2p_fault_hits(), deadline;
-	u8 blob[P2P_BENCH_MATCH];
+	struct ib_cm_req_param param = peer_req_param(b->f->end,
+						     PEER_BENCH_SID_PEER);
+	unsigned long hits = cm_peer_fault_hits(), deadline;
+	u8 blob[PEER_BENCH_MATCH];
 	struct ib_cm_id *id;
 
 	KUNIT_ASSERT_EQ(b->test, 0,
-			cm_p2p_fault_add(CM_P2P_FAULT_DROP, CM_REQ_ATTR_ID, 0,
+			cm_peer_fault_add(CM_PEER_FAULT_DROP, CM_REQ_ATTR_ID, 0,
 					 n, 0));
 	param.remote_cm_response_timeout = 31;	/* no resend while timed */
 	param.local_cm_response_timeout = 31;
 	while (b->nids < n) {
-		id = ib_create_cm_id(b->f->end->dev, p2p_bench_handler, b);
+		id = ib_create_cm_id(b->f->end->dev, peer_bench_handler, b);
 		KUNIT_ASSERT_FALSE(b->test, IS_ERR(id));
 		b->ids[b->nids++] = id;
 		KUNIT_ASSERT_EQ(b->test, 0,
-				ib_cm_peer_bind(id, cpu_to_be64(P2P_BENCH_SID_PEER),
-						P2P_BENCH_MATCH));
+				ib_cm_peer_bind(id, cpu_to_be64(PEER_BENCH_SID_PEER),
+						PEER_BENCH_MATCH));
 		param.qp_num = 0x800000 | b->nids;
-		p2p_bench_blob(blob, b->nids - 1);
+		peer_bench_blob(blob, b->nids - 1);
 		KUNIT_ASSERT_EQ_MSG(b->test, 0,
 				    ib_send_cm_peer_req(id, &param, blob),
 				    "waiting id %u", b->nids);
@@ -2801,80 +2801,80 @@ static void p2p_bench_populate(struct p2p_bench *b, u32 n, u32 held)
 			cond_resched();
 	}
 	deadline = jiffies + 120 * HZ;
-	while (cm_p2p_fault_hits() - hits < n &&
+	while (cm_peer_fault_hits() - hits < n &&
 	       time_before(jiffies, deadline))
 		msleep(20);
-	KUNIT_ASSERT_EQ(b->test, (unsigned long)n, cm_p2p_fault_hits() - hits);
-	cm_p2p_fault_clear();
+	KUNIT_ASSERT_EQ(b->test, (unsigned long)n, cm_peer_fault_hits() - hits);
+	cm_peer_fault_clear();
 
-	b->hold = ib_create_cm_id(b->f->end->dev, p2p_bench_handler, b);
+	b->hold = ib_create_cm_id(b->f->end->dev, peer_bench_handler, b);
 	KUNIT_ASSERT_FALSE(b->test, IS_ERR(b->hold));
 	KUNIT_ASSERT_EQ(b->test, 0,
-			ib_cm_peer_bind(b->hold, cpu_to_be64(P2P_BENCH_SID_HOLD),
-					P2P_BENCH_MATCH));
-	p2p_bench_send(b, P2P_BENCH_HELD, P2P_BENCH_SID_HOLD, held,
+			ib_cm_peer_bind(b->hold, cpu_to_be64(PEER_BENCH_SID_HOLD),
+					PEER_BENCH_MATCH));
+	peer_bench_send(b, PEER_BENCH_HELD, PEER_BENCH_SID_HOLD, held,
 		       b->next_blob, U32_MAX);
 	b->next_blob += held;
 }
 
-static void p2p_bench_req(struct kunit *test)
+static void peer_bench_req(struct kunit *test)
 {
 	static const u32 sizes[][2] = { { 1, 1 },
-					{ P2P_BENCH_WAIT, P2P_BENCH_HELD_N } };
-	struct p2p_bench *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+					{ PEER_BENCH_WAIT, PEER_BENCH_HELD_N } };
+	struct peer_bench *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	unsigned int s;
 
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	b->test = test;
-	b->f = p2p_fuzz_create(test);
-	b->ids = kvcalloc(P2P_BENCH_WAIT, sizeof(*b->ids), GFP_KERNEL);
+	b->f = peer_fuzz_create(test);
+	b->ids = kvcalloc(PEER_BENCH_WAIT, sizeof(*b->ids), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b->ids);
-	b->max_held = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_held");
-	b->max_age = p2p_read_ulong(test, P2P_PARAM, "p2p_rdv_max_age_ms");
+	b->max_held = peer_read_ulong(test, PEER_PARAM, "peer_rdv_max_held");
+	b->max_age = peer_read_ulong(test, PEER_PARAM, "peer_rdv_max_age_ms");
 	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, p2p_bench_release, b));
-	p2p_write_ulong(test, "p2p_rdv_max_held",
-			P2P_BENCH_HELD_N +
-			(P2P_BENCH_REPS + 1) * P2P_BENCH_REQS);
-	p2p_write_ulong(test, "p2p_rdv_max_age_ms", 3600 * 1000);
+			kunit_add_action_or_reset(test, peer_bench_release, b));
+	peer_write_ulong(test, "peer_rdv_max_held",
+			PEER_BENCH_HELD_N +
+			(PEER_BENCH_REPS + 1) * PEER_BENCH_REQS);
+	peer_write_ulong(test, "peer_rdv_max_age_ms", 3600 * 1000);
 
-	b->cs = ib_create_cm_id(b->f->end->dev, p2p_bench_handler, b);
+	b->cs = ib_create_cm_id(b->f->end->dev, peer_bench_handler, b);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(b->cs));
 	KUNIT_ASSERT_EQ(test, 0,
-			ib_cm_listen(b->cs, cpu_to_be64(P2P_BENCH_SID_CS)));
+			ib_cm_listen(b->cs, cpu_to_be64(PEER_BENCH_SID_CS)));
 
 	/* warm up (slabs, MAD buffers, caches), then time */
-	p2p_bench_run(b, P2P_BENCH_CS, P2P_BENCH_SID_CS, 0);
-	p2p_bench_case(b, "drop", 0, P2P_BENCH_DROP, P2P_BENCH_SID_CS, 0);
-	p2p_bench_case(b, "cs", 0, P2P_BENCH_CS, P2P_BENCH_SID_CS, 0);
+	peer_bench_run(b, PEER_BENCH_CS, PEER_BENCH_SID_CS, 0);
+	peer_bench_case(b, "drop", 0, PEER_BENCH_DROP, PEER_BENCH_SID_CS, 0);
+	peer_bench_case(b, "cs", 0, PEER_BENCH_CS, PEER_BENCH_SID_CS, 0);
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 		u32 n = sizes[s][0], held = sizes[s][1];
 
-		p2p_bench_populate(b, n, held);
-		p2p_bench_case(b, "peer_match", n, P2P_BENCH_MATCHED,
-			       P2P_BENCH_SID_PEER, n);
-		p2p_bench_case(b, "peer_hold", held, P2P_BENCH_HELD,
-			       P2P_BENCH_SID_HOLD, 0);
-		p2p_bench_case(b, "cs_loaded", n + held, P2P_BENCH_CS,
-			       P2P_BENCH_SID_CS, 0);
-		p2p_bench_unpopulate(b);
+		peer_bench_populate(b, n, held);
+		peer_bench_case(b, "peer_match", n, PEER_BENCH_MATCHED,
+			       PEER_BENCH_SID_PEER, n);
+		peer_bench_case(b, "peer_hold", held, PEER_BENCH_HELD,
+			       PEER_BENCH_SID_HOLD, 0);
+		peer_bench_case(b, "cs_loaded", n + held, PEER_BENCH_CS,
+			       PEER_BENCH_SID_CS, 0);
+		peer_bench_unpopulate(b);
 	}
 }
 
-static struct kunit_case cm_p2p_req_bench_cases[] = {
-	KUNIT_CASE_SLOW(p2p_bench_req),
+static struct kunit_case cm_peer_req_bench_cases[] = {
+	KUNIT_CASE_SLOW(peer_bench_req),
 	{}
 };
 
-static struct kunit_suite cm_p2p_req_bench_suite = {
-	.name = "cm_p2p_req_bench",
-	.suite_init = cm_p2p_ib_suite_init,
-	.test_cases = cm_p2p_req_bench_cases,
+static struct kunit_suite cm_peer_req_bench_suite = {
+	.name = "cm_peer_req_bench",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_req_bench_cases,
 };
 
-kunit_test_suite(cm_p2p_req_bench_suite);
-#endif /* CONFIG_INFINIBAND_CM_P2P_KUNIT_BENCH */
-#endif /* CONFIG_INFINIBAND_CM_P2P_FAULT_INJECT */
+kunit_test_suite(cm_peer_req_bench_suite);
+#endif /* CONFIG_INFINIBAND_CM_PEER_KUNIT_BENCH */
+#endif /* CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT */
 
 MODULE_DESCRIPTION("KUnit tests of IB CM peer-to-peer over an RDMA device");
 MODULE_LICENSE("Dual BSD/GPL");
