@@ -51,9 +51,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#ifndef RDMA_OPTION_ID_PEER_TO_PEER
-#define RDMA_OPTION_ID_PEER_TO_PEER 4	/* include/uapi/rdma/rdma_user_cm.h */
-#endif
+#include "peer_common.h"
 
 #define MAX_EP		64
 #define MAGIC		0x62656e63u
@@ -96,6 +94,7 @@ static struct ibv_cq *cq;
 static struct conn conns[MAX_EP];
 static int nconns, udp;
 static double clock_offset_ms;	/* our clock minus the host's */
+static double clock_err;
 
 static void die(const char *fmt, ...)
 {
@@ -109,63 +108,9 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static long counter(const char *name)
-{
-	char path[256];
-	long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/cm_peer/%s", o.dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
-/* A file written on hostfs gets its mtime from the host's clock. */
-static void host_clock_offset(void)
-{
-	double before, after, host;
-	struct stat st;
-	FILE *f;
-
-	before = now_ms();
-	f = fopen(o.clock_file, "w");
-	if (!f || fputc('x', f) == EOF || fclose(f) || stat(o.clock_file, &st))
-		die("%s: %s", o.clock_file, strerror(errno));
-	after = now_ms();
-	host = st.st_mtim.tv_sec * 1e3 + st.st_mtim.tv_nsec / 1e6;
-	clock_offset_ms = (before + after) / 2 - host;
-}
-
-static void wait_until(double t)
-{
-	double left = t - now_ms() - (o.spin ? 30 : 0);
-
-	if (left > 0)
-		usleep((useconds_t)(left * 1000));
-	while (o.spin && now_ms() < t)
-		;
-}
-
 static void addr_of(int ep, int port, struct sockaddr_in *sin)
 {
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	if (inet_pton(AF_INET, o.hosts[ep % o.nhosts], &sin->sin_addr) != 1)
+	if (peer_sockaddr(o.hosts[ep % o.nhosts], port, sin))
 		die("bad address %s", o.hosts[ep % o.nhosts]);
 }
 
@@ -405,8 +350,8 @@ static int all_disconnected(void *arg)
 
 static int run_round(int r, double t_start)
 {
-	long matched = counter("matched"), claimed = counter("claimed");
-	long held = counter("held");
+	long matched = peer_counter(o.dev, "matched"), claimed = peer_counter(o.dev, "claimed");
+	long held = peer_counter(o.dev, "held");
 	int npairs = o.endpoints * (o.endpoints - 1) / 2, i, j, bad = 0;
 	struct rdma_conn_param cp;
 
@@ -436,7 +381,7 @@ static int run_round(int r, double t_start)
 	if (now_ms() > t_start)
 		fprintf(stderr, "peer_bench[%d]: round %d set up %.1f ms late\n",
 			o.index, r, now_ms() - t_start);
-	wait_until(t_start);
+	peer_sleep_until(t_start, o.spin);
 	for (i = 0; i < nconns; i++) {
 		struct conn *c = &conns[i];
 
@@ -471,9 +416,9 @@ static int run_round(int r, double t_start)
 		bad |= !(c->established && !c->failed);
 	}
 	printf("{\"round\":%d,\"me\":%d,", r, o.index);
-	printf("\"matched\":%ld,", counter("matched") - matched);
-	printf("\"claimed\":%ld,", counter("claimed") - claimed);
-	printf("\"held\":%ld}\n", counter("held") - held);
+	printf("\"matched\":%ld,", peer_counter(o.dev, "matched") - matched);
+	printf("\"claimed\":%ld,", peer_counter(o.dev, "claimed") - claimed);
+	printf("\"held\":%ld}\n", peer_counter(o.dev, "held") - held);
 
 	/* everyone is past the window: tear down */
 	for (i = 0; i < nconns; i++)
@@ -577,7 +522,8 @@ int main(int argc, char **argv)
 		print_usage();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	host_clock_offset();
+	if (peer_host_clock_offset(o.clock_file, &clock_offset_ms, &clock_err))
+		die("%s: %s", o.clock_file, strerror(errno));
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel: %s", strerror(errno));

@@ -50,13 +50,12 @@ fi
 
 log "building peer_bench against Debian's librdmacm"
 gcc -O2 -Wall -Wextra -Werror -o "$BUILD/peer_bench" \
-	"$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs || die "peer_bench build"
+	-I"$TOP/tests" "$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs || die "peer_bench build"
 
 log "connection benchmarks on two UML hosts"
 uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-1500}" "$B" "$B/sync" \
 	"$TOP/tests/bench/uml-bench-init.sh" mem=2G BENCH_ONLY="${BENCH_ONLY:-}" \
 	kunit.enable=1 kunit.filter_glob=cm_peer_req_bench \
-	ib_cm.peer_rdv_max_held="${BENCH_MAX_HELD:-4096}" \
 	PEER_BIN="$BUILD/peer_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
 	BENCH_STORM="$(echo "${BENCH_STORM:-4 8 16 32}" | tr ' ' ,)" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"

@@ -8,5 +8,5 @@ set -euo pipefail
 
 for prog in peer_ping peer_ranks; do
 	gcc -O2 -Wall -Wextra -Werror -o "$BUILD/$prog" \
-		"$TOP/tests/e2e/$prog.c" -lrdmacm -libverbs
+		-I"$TOP/tests" "$TOP/tests/e2e/$prog.c" -lrdmacm -libverbs
 done

@@ -34,9 +34,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#ifndef RDMA_OPTION_ID_PEER_TO_PEER
-#define RDMA_OPTION_ID_PEER_TO_PEER 4	/* include/uapi/rdma/rdma_user_cm.h */
-#endif
+#include "peer_common.h"
 
 #define MSG_SIZE	64
 #define WRITE_SIZE	4096
@@ -71,17 +69,7 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_mr *mr_send, *mr_recv, *mr_write_src, *mr_write_dst;
 static char *send_buf, *recv_buf, *write_src, *write_dst;
-static double t_connect;	/* when rdma_connect() was called */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void fail(const char *fmt, ...)
+static double t_connect;	static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -94,23 +82,6 @@ static void fail(const char *fmt, ...)
 			now_ms() - t_connect);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-static long counter(const char *name)
-{
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/cm_peer/%s", o.dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
 }
 
 /* Wait for the next CM event; fail unless it is @want. */
@@ -136,15 +107,6 @@ static void expect_errno(int ret, int want, const char *what)
 	if (ret != -1 || errno != want)
 		fail("rdma_set_option(PEER_TO_PEER, %s): ret %d errno %d, want %s",
 		     what, ret, ret ? errno : 0, strerror(want));
-}
-
-static void sockaddr_of(const char *ip, int port, struct sockaddr_in *sin)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	if (inet_pton(AF_INET, ip, &sin->sin_addr) != 1)
-		fail("bad address %s", ip);
 }
 
 static struct ibv_mr *reg(char **buf, size_t len, int access)
@@ -239,28 +201,6 @@ static void poll_cq(int sends, int recvs, int *recv_ids)
 static double clock_offset_ms;	/* our clock minus the host's */
 
 /*
- * The two UML kernels keep their own wall clocks, which can be a timer tick
- * apart.  A file we write on hostfs gets its mtime from the host's clock:
- * touch one and compare.
- */
-static double host_clock_offset(const char *path)
-{
-	double before, after, host;
-	struct stat st;
-	FILE *f;
-
-	before = now_ms();
-	f = fopen(path, "w");
-	if (!f || fputc('x', f) == EOF || fclose(f) || stat(path, &st))
-		fail("%s: %s", path, strerror(errno));
-	after = now_ms();
-	host = st.st_mtim.tv_sec * 1e3 + st.st_mtim.tv_nsec / 1e6;
-	printf("%s: clock offset to the host %.1f ms (+-%.1f)\n", o.name,
-	       (before + after) / 2 - host, (after - before) / 2);
-	return (before + after) / 2 - host;
-}
-
-/*
  * Meet the peer once both are set up: each creates DIR/NAME.ready; the
  * one whose name sorts first then writes DIR/go.NAME with a start time
  * 300 ms ahead (the hosts share the host's clock); both wait for it.
@@ -270,7 +210,7 @@ static long long rendezvous(void)
 	const char *lead = strcmp(o.name, o.peer_name) < 0 ? o.name :
 							     o.peer_name;
 	char mine[512], theirs[512], go[512], tmp[520];
-	double deadline = now_ms() + o.sync_timeout_ms;
+	double deadline = now_ms() + o.sync_timeout_ms, err;
 	long long start = 0;
 	FILE *f;
 
@@ -282,7 +222,10 @@ static long long rendezvous(void)
 	if (!f)
 		fail("%s: %s", mine, strerror(errno));
 	fclose(f);
-	clock_offset_ms = host_clock_offset(mine);
+	if (peer_host_clock_offset(mine, &clock_offset_ms, &err))
+		fail("%s: %s", mine, strerror(errno));
+	printf("%s: clock offset to the host %.1f ms (+-%.1f)\n", o.name,
+	       clock_offset_ms, err);
 	while (access(theirs, F_OK)) {
 		if (now_ms() > deadline)
 			fail("peer %s not ready", o.peer_name);
@@ -436,17 +379,6 @@ static void set_peer_option(const char *at)
 		     strerror(errno));
 }
 
-/* Sleep until @at (epoch ms), spinning the last 30 ms (10 ms ticks). */
-static void sleep_until(double at)
-{
-	double wait = at - now_ms() - 30;
-
-	if (wait > 0)
-		usleep((useconds_t)(wait * 1000));
-	while (now_ms() < at)
-		;
-}
-
 int main(int argc, char **argv)
 {
 	struct ibv_qp_init_attr qpa = {
@@ -473,12 +405,14 @@ int main(int argc, char **argv)
 	parse(argc, argv);
 	if (o.late_ms) {
 		/* this process starts late: nothing exists here until then */
-		sleep_until(o.start_ms + o.late_ms);
+		peer_sleep_until(o.start_ms + o.late_ms, 1);
 		o.start_ms = 0;
 	}
 	t_setup = now_ms();
-	sockaddr_of(o.local, o.port, &src);
-	sockaddr_of(o.remote, o.remote_port ? o.remote_port : o.port, &dst);
+	if (peer_sockaddr(o.local, o.port, &src) ||
+	    peer_sockaddr(o.remote, o.remote_port ? o.remote_port : o.port,
+			  &dst))
+		fail("bad address %s or %s", o.local, o.remote);
 
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
@@ -502,7 +436,7 @@ int main(int argc, char **argv)
 		/* a peer that never connects: its held REQs must expire */
 		usleep((useconds_t)o.idle_ms * 1000);
 		printf("%s: idle for %d ms, held=%ld expired=%ld\n", o.name,
-		       o.idle_ms, counter("held"), counter("expired"));
+		       o.idle_ms, peer_counter(o.dev, "held"), peer_counter(o.dev, "expired"));
 		rdma_destroy_id(id);
 		rdma_destroy_event_channel(ch);
 		return 0;
@@ -534,11 +468,11 @@ int main(int argc, char **argv)
 	cp.private_data = &mine;
 	cp.private_data_len = sizeof(mine);
 
-	passive0 = counter("turned_passive");
-	active0 = counter("stayed_active");
-	held0 = counter("held");
-	matched0 = counter("matched");
-	claimed0 = counter("claimed");
+	passive0 = peer_counter(o.dev, "turned_passive");
+	active0 = peer_counter(o.dev, "stayed_active");
+	held0 = peer_counter(o.dev, "held");
+	matched0 = peer_counter(o.dev, "matched");
+	claimed0 = peer_counter(o.dev, "claimed");
 
 	if (o.sync_dir && o.peer_name)
 		o.start_ms = rendezvous();
@@ -553,13 +487,13 @@ int main(int argc, char **argv)
 		if (at < now_ms())
 			printf("%s: setup ended %.0f ms after the start time\n",
 			       o.name, now_ms() - at);
-		sleep_until(at);
+		peer_sleep_until(at, 1);
 	}
 	if (o.wait_held) {
 		/* the late end: connect once the early end's REQ is held */
 		double until = now_ms() + o.timeout_ms, since = now_ms();
 
-		while (counter("held") <= held0) {
+		while (peer_counter(o.dev, "held") <= held0) {
 			if (now_ms() > until)
 				fail("no REQ held in %d ms", o.timeout_ms);
 			usleep(1000);
@@ -594,16 +528,16 @@ int main(int argc, char **argv)
 		role = "client/server";
 	else if (o.shared_host)
 		role = "shared-host";	/* the counters count both ends */
-	else if (counter("turned_passive") > passive0)
+	else if (peer_counter(o.dev, "turned_passive") > passive0)
 		role = "passive";
 	else
 		role = "active";	/* answered by the peer's REP */
 	printf("%s: role=%s peer=%s connect_ms=%.1f", o.name, role, peer.name,
 	       t_est - t0);
 	printf(" collisions=%ld (stayed_active=%ld) held=%ld claimed=%ld\n",
-	       counter("matched") - matched0,
-	       counter("stayed_active") - active0, counter("held") - held0,
-	       counter("claimed") - claimed0);
+	       peer_counter(o.dev, "matched") - matched0,
+	       peer_counter(o.dev, "stayed_active") - active0, peer_counter(o.dev, "held") - held0,
+	       peer_counter(o.dev, "claimed") - claimed0);
 
 	/* count SENDs, one RDMA WRITE, then a SEND that says we are done */
 	for (i = 0; i < o.count; i++) {

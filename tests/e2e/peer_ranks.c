@@ -39,9 +39,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#ifndef RDMA_OPTION_ID_PEER_TO_PEER
-#define RDMA_OPTION_ID_PEER_TO_PEER 4	/* include/uapi/rdma/rdma_user_cm.h */
-#endif
+#include "peer_common.h"
 
 #define MAX_PEERS	64
 #define NAME_LEN	32
@@ -73,14 +71,6 @@ static int stray;	/* CONNECT_REQUESTs from nobody we expect */
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", o.name, what, strerror(errno));
@@ -89,10 +79,7 @@ static void die(const char *what)
 
 static void addr_of(const char *ip, int port, struct sockaddr_in *sin)
 {
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	if (inet_pton(AF_INET, ip, &sin->sin_addr) != 1) {
+	if (peer_sockaddr(ip, port, sin)) {
 		fprintf(stderr, "bad address %s\n", ip);
 		exit(2);
 	}

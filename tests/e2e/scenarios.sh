@@ -100,10 +100,10 @@ e2e_scenarios() {
 		counters >"$out/loopback.after"
 	fi
 
-	# 3. b binds as a peer but never connects: a's REQ is held, expires
-	#    (ib_cm.peer_rdv_max_age_ms, 5 s by default), is rejected, sent
-	#    again (b has not connected yet, as far as a knows), and a gets
-	#    the REJ once rdma_cm's connect budget is spent (about 74 s)
+	# 3. b binds as a peer but never connects: a's REQ is held as long as
+	#    a waits for it (its response timeout and retries, about 74 s for
+	#    rdma_cm), then rejected; a, past its budget, reports the REJ and
+	#    does not send it again
 	start=$(barrier oneside)
 	if [ "$me" = a ]; then
 		run oneside "$PEER_BIN" "${ping_args[@]}" --port 7481 \

@@ -109,7 +109,6 @@ interop() {
 		done
 		xz -dc "$core/ib_cm.ko.xz" >/run/stock-ib_cm.ko
 		if [ -d /sys/module/ib_cm ] && [ -d /sys/module/rdma_ucm ] &&
-		   [ ! -e /sys/module/ib_cm/parameters/peer_rdv_max_held ] &&
 		   [ "$(loaded_build_id ib_cm)" = "$(file_build_id /run/stock-ib_cm.ko)" ]; then
 			mcheck interop_stock_cm_loaded PASS "$core/{ib_cm,rdma_cm,rdma_ucm}.ko.xz"
 		else

@@ -9,20 +9,9 @@
 
 #include <linux/jiffies.h>
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/string.h>
 
 #include "cm_peer.h"
-
-static unsigned int cm_peer_param_max_held = 64;
-module_param_named(peer_rdv_max_held, cm_peer_param_max_held, uint, 0644);
-MODULE_PARM_DESC(peer_rdv_max_held,
-		 "Peer REQs held per device while waiting for the local peer (default 64, 0 disables holding)");
-
-static unsigned int cm_peer_param_max_age_ms = 5000;
-module_param_named(peer_rdv_max_age_ms, cm_peer_param_max_age_ms, uint, 0644);
-MODULE_PARM_DESC(peer_rdv_max_age_ms,
-		 "Milliseconds a held peer REQ stays claimable (default 5000)");
 
 /*
  * The arbiter: REQ:Local CA GUID, then REQ:Local QPN (24 bits), both as
@@ -43,7 +32,7 @@ MODULE_PARM_DESC(peer_rdv_max_age_ms,
  * when both identities are the same (the REQ is our own).
  */
 int cm_peer_arbitrate(const struct cm_peer_ident *local,
-		     const struct cm_peer_ident *remote)
+		      const struct cm_peer_ident *remote)
 {
 	u64 lguid = be64_to_cpu(local->ca_guid);
 	u64 rguid = be64_to_cpu(remote->ca_guid);
@@ -90,6 +79,7 @@ void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len)
 	for (i = 0; i < CM_PEER_TREES; i++)
 		idx->root[i] = RB_ROOT;
 	idx->seq = 0;
+	idx->nr_held = 0;
 	idx->match_len = min_t(u8, match_len, CM_PEER_MATCH_MAX);
 }
 
@@ -205,40 +195,39 @@ struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
  * the local peer claims them by key.
  */
 
-static unsigned int cm_peer_limit(const struct cm_peer_queue *q)
-{
-	return q->max_held ? q->max_held : READ_ONCE(cm_peer_param_max_held);
-}
-
 /**
- * cm_peer_max_age_ms() - how long new held REQs stay claimable
- * @q: the device's queue
+ * cm_peer_queue_limits() - set the bounds of a queue
+ * @q: the queue
+ * @max_held: most entries at once, 0 for %CM_PEER_MAX_HELD
+ * @max_held_svc: most entries of one index at once, 0 for a quarter of
+ *	@max_held
+ * @max_age_ms: claimable lifetime of every new entry, 0 for the age
+ *	cm_peer_hold() is given (tests set one)
  *
- * Return: the age limit in milliseconds cm_peer_hold() applies now, e.g.
- * to derive the service timeout of the MRA sent for a held REQ.
+ * Entries held already keep their expiry; bounds apply to new ones.
  */
-unsigned int cm_peer_max_age_ms(const struct cm_peer_queue *q)
+void cm_peer_queue_limits(struct cm_peer_queue *q, unsigned int max_held,
+			  unsigned int max_held_svc, unsigned int max_age_ms)
 {
-	return q->max_age_ms ? q->max_age_ms :
-			       READ_ONCE(cm_peer_param_max_age_ms);
+	q->max_held = max_held ?: CM_PEER_MAX_HELD;
+	q->max_held_svc = max_held_svc ?: max(q->max_held / 4, 1U);
+	WRITE_ONCE(q->max_age_ms, max_age_ms);
 }
 
 /**
  * cm_peer_queue_init() - set up an empty queue
  * @q: the queue
- * @max_held: most entries at once; 0 follows the peer_rdv_max_held module
- *	parameter
- * @max_age_ms: claimable lifetime of an entry; 0 follows the
- *	peer_rdv_max_age_ms module parameter
+ * @max_held: see cm_peer_queue_limits()
+ * @max_held_svc: see cm_peer_queue_limits()
+ * @max_age_ms: see cm_peer_queue_limits()
  */
 void cm_peer_queue_init(struct cm_peer_queue *q, unsigned int max_held,
-			unsigned int max_age_ms)
+			unsigned int max_held_svc, unsigned int max_age_ms)
 {
 	INIT_LIST_HEAD(&q->list);
 	q->by_comm = RB_ROOT;
 	q->count = 0;
-	q->max_held = max_held;
-	q->max_age_ms = max_age_ms;
+	cm_peer_queue_limits(q, max_held, max_held_svc, max_age_ms);
 }
 
 static bool cm_peer_dup(struct cm_peer_index *idx,
@@ -280,23 +269,34 @@ static void cm_peer_add_comm(struct cm_peer_queue *q,
  * @idx: the index of the REQ's service ID
  * @held: the entry: @held->entry.key, @held->remote_comm_id and @held->req
  *	set by the caller
+ * @age_ms: how long it stays claimable (unless the queue sets an age)
  *
  * Return: 0 when held, the queue then owns @held; -EALREADY when a REQ
  * with the same key and communication ID is held (a retransmission);
- * -ENOSPC when the queue is full (expired entries count until taken out).
+ * -ENOSPC when the queue or the index is full (expired entries count
+ * until taken out).
  */
 int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,
-		 struct cm_peer_held *held)
+		 struct cm_peer_held *held, unsigned int age_ms)
 {
+	struct list_head *pos;
+
 	if (cm_peer_dup(idx, held))
 		return -EALREADY;
-	if (q->count >= cm_peer_limit(q))
+	if (q->count >= q->max_held || idx->nr_held >= q->max_held_svc)
 		return -ENOSPC;
 	held->index = idx;
-	held->expires = jiffies + msecs_to_jiffies(cm_peer_max_age_ms(q));
+	held->expires = jiffies +
+			msecs_to_jiffies(cm_peer_hold_age_ms(q, age_ms));
 	cm_peer_add(idx, CM_PEER_HELD, &held->entry);
 	cm_peer_add_comm(q, held);
-	list_add_tail(&held->list, &q->list);
+	/* in expiry order; senders mostly share their timeouts: O(1) */
+	for (pos = q->list.prev; pos != &q->list; pos = pos->prev)
+		if (!time_after(list_entry(pos, struct cm_peer_held,
+					   list)->expires, held->expires))
+			break;
+	list_add(&held->list, pos);
+	idx->nr_held++;
 	WRITE_ONCE(q->count, q->count + 1);
 	return 0;
 }
@@ -311,6 +311,7 @@ void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held)
 	cm_peer_del(held->index, CM_PEER_HELD, &held->entry);
 	rb_erase(&held->comm_node, &q->by_comm);
 	list_del_init(&held->list);
+	held->index->nr_held--;
 	WRITE_ONCE(q->count, q->count - 1);
 }
 
@@ -383,7 +384,7 @@ cm_peer_withdraw(struct cm_peer_queue *q, __be32 remote_comm_id,
 }
 
 /**
- * cm_peer_expired() - take out the oldest held REQ if it has expired
+ * cm_peer_expired() - take out the first held REQ to expire, if it has
  * @q: the device's queue
  *
  * Return: the entry, now the caller's, or NULL.
@@ -400,7 +401,7 @@ struct cm_peer_held *cm_peer_expired(struct cm_peer_queue *q)
 }
 
 /**
- * cm_peer_next_expiry() - when the oldest held REQ expires
+ * cm_peer_next_expiry() - when the first held REQ expires
  * @q: the device's queue
  * @when: set to that time (jiffies) when the queue is not empty
  *

@@ -18,6 +18,7 @@
 #ifndef _CM_PEER_H
 #define _CM_PEER_H
 
+#include <kunit/visibility.h>
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/rbtree.h>
@@ -44,7 +45,7 @@ struct cm_peer_ident {
 };
 
 int cm_peer_arbitrate(const struct cm_peer_ident *local,
-		     const struct cm_peer_ident *remote);
+		      const struct cm_peer_ident *remote);
 
 /* Longest match blob: all of a REQ's private data. */
 #define CM_PEER_MATCH_MAX 92
@@ -97,6 +98,7 @@ enum cm_peer_tree {
  * @root: one tree per &enum cm_peer_tree, ordered by key, then arrival
  * @seq: next arrival number
  * @match_len: bytes of private data every key of the index compares
+ * @nr_held: entries in its %CM_PEER_HELD tree
  *
  * Lookups are O(log n): a key is two GIDs and @match_len bytes, compared
  * with memcmp().  Equal keys are allowed (raw ib_cm peers of one service
@@ -107,6 +109,7 @@ struct cm_peer_index {
 	struct rb_root root[CM_PEER_TREES];
 	u64 seq;
 	u8 match_len;
+	unsigned int nr_held;
 };
 
 void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len);
@@ -125,7 +128,7 @@ struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
  * struct cm_peer_held - a peer REQ held for a local peer
  * @entry: in its index's %CM_PEER_HELD tree
  * @comm_node: in the queue's tree by @remote_comm_id (REJs find it there)
- * @list: in the queue, oldest first (expiry)
+ * @list: in the queue, in expiry order
  * @index: the index it is held in
  * @expires: jiffies after which it is no longer claimable
  * @remote_comm_id: REQ:Local Communication ID
@@ -144,27 +147,45 @@ struct cm_peer_held {
 	void *req;
 };
 
+/*
+ * Held REQs per device: each costs its receive buffer and work, about
+ * 1 KiB, so a device holds at most ~4 MiB; one service ID takes at most
+ * a quarter, so that a flood of one port leaves room for the others.
+ */
+#define CM_PEER_MAX_HELD	4096
+
 /**
  * struct cm_peer_queue - the REQs held on one device
- * @list: &struct cm_peer_held, oldest first
+ * @list: &struct cm_peer_held, in expiry order
  * @by_comm: &struct cm_peer_held by remote communication ID
  * @count: entries held
- * @max_held: most entries at once; 0 follows the peer_rdv_max_held
- *	module parameter
- * @max_age_ms: claimable lifetime; 0 follows peer_rdv_max_age_ms
+ * @max_held: most entries at once
+ * @max_held_svc: most entries of one index at once
+ * @max_age_ms: claimable lifetime of every entry, or 0: each entry's own
  */
 struct cm_peer_queue {
 	struct list_head list;
 	struct rb_root by_comm;
 	unsigned int count;
 	unsigned int max_held;
+	unsigned int max_held_svc;
 	unsigned int max_age_ms;
 };
 
 void cm_peer_queue_init(struct cm_peer_queue *q, unsigned int max_held,
-			unsigned int max_age_ms);
+			unsigned int max_held_svc, unsigned int max_age_ms);
+void cm_peer_queue_limits(struct cm_peer_queue *q, unsigned int max_held,
+			  unsigned int max_held_svc, unsigned int max_age_ms);
+
+/* How long cm_peer_hold() would keep an entry it is given @age_ms for. */
+static inline unsigned int cm_peer_hold_age_ms(const struct cm_peer_queue *q,
+					       unsigned int age_ms)
+{
+	return READ_ONCE(q->max_age_ms) ?: age_ms;
+}
+
 int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,
-		 struct cm_peer_held *held);
+		 struct cm_peer_held *held, unsigned int age_ms);
 void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held);
 struct cm_peer_held *cm_peer_claim(struct cm_peer_queue *q,
 				   struct cm_peer_index *idx,
@@ -176,6 +197,9 @@ cm_peer_withdraw(struct cm_peer_queue *q, __be32 remote_comm_id,
 		 const void *arg);
 struct cm_peer_held *cm_peer_expired(struct cm_peer_queue *q);
 bool cm_peer_next_expiry(const struct cm_peer_queue *q, unsigned long *when);
-unsigned int cm_peer_max_age_ms(const struct cm_peer_queue *q);
+
+/* in cm.c with CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST, for KUnit tests only */
+int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
+			unsigned int max_held_svc, unsigned int max_age_ms);
 
 #endif /* _CM_PEER_H */

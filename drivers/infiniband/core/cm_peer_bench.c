@@ -121,19 +121,19 @@ static void bench_hold_claim(struct kunit *test)
 		struct bench_ent *x = &e[BENCH_MAX];
 
 		cm_peer_index_init(&idx, BENCH_MATCH);
-		cm_peer_queue_init(&q, n + 1, 600000);
+		cm_peer_queue_init(&q, n + 1, n + 1, 600000);
 		for (i = 0; i < n; i++) {
 			bench_key(&e[i].held.entry.key, e[i].match, i);
 			e[i].held.remote_comm_id = cpu_to_be32(i);
 			KUNIT_ASSERT_EQ(test, 0,
-					cm_peer_hold(&q, &idx, &e[i].held));
+					cm_peer_hold(&q, &idx, &e[i].held, 0));
 		}
 		ok = 0;
 		t = ktime_get_ns();
 		for (i = 0; i < BENCH_OPS; i++) {
 			bench_key(&x->held.entry.key, x->match, n + i % n);
 			x->held.remote_comm_id = cpu_to_be32(n + i);
-			ok += !cm_peer_hold(&q, &idx, &x->held);
+			ok += !cm_peer_hold(&q, &idx, &x->held, 0);
 			got = cm_peer_claim(&q, &idx, &x->held.entry.key);
 			ok += got == &x->held;
 		}
@@ -190,8 +190,8 @@ static void bench_listen_lookup(struct kunit *test)
 			while (*link) {
 				parent = *link;
 				link = e[i].sid < rb_entry(parent,
-							  struct bench_sid,
-							  node)->sid ?
+							   struct bench_sid,
+							   node)->sid ?
 				       &parent->rb_left : &parent->rb_right;
 			}
 			rb_link_node(&e[i].node, parent, link);

@@ -2,15 +2,15 @@
 /*
  * IB CM MAD fault injection for tests (CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT).
  *
- * cm.c routes its MAD sends through cm_peer_fault_post_send() and asks
- * cm_peer_fault_recv() about every MAD it receives.  Rules, set by KUnit
+ * cm.c asks cm_peer_fault_recv() about every MAD it receives; without
+ * the option that hook is an inline returning false.  Rules, set by KUnit
  * tests or through /sys/kernel/debug/ib_cm_peer_fault/rules, then lose,
  * duplicate, delay, reorder or migrate (to another CPU) the MADs they
- * match.  Nothing here knows
- * ib_cm's internals: it sees MAD agents, send buffers and receive
- * completions only.  Held MADs are delivered by a work item through the
- * handler cm.c passed in, or freed by cm_peer_fault_flush() before cm.c
- * unregisters the agent they arrived on.
+ * match.  Nothing here knows ib_cm's internals: it sees MAD agents and
+ * receive completions only (and, to copy one, the MAD layer's buffer).
+ * Held MADs are delivered by a work item through the handler cm.c passed
+ * in, or freed by cm_peer_fault_flush() before cm.c unregisters the agent
+ * they arrived on.
  */
 
 #include <linux/debugfs.h>
@@ -29,6 +29,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cm_peer_fault.h"
+#include "mad_priv.h"
 
 #define CM_PEER_FAULT_MAX_RULES	16
 
@@ -90,16 +91,14 @@ static const struct {
 };
 
 /* Find the rule that acts on a MAD; cm_peer_fault_lock held. */
-static struct cm_peer_fault_rule *cm_peer_fault_match(bool send, __be16 attr_id)
+static struct cm_peer_fault_rule *cm_peer_fault_match(__be16 attr_id)
 {
 	struct cm_peer_fault_rule *r;
 	int i;
 
 	for (i = 0; i < CM_PEER_FAULT_MAX_RULES; i++) {
 		r = &cm_peer_fault_rules[i];
-		bool dup = r->action == CM_PEER_FAULT_DUP;
-
-		if (!r->used || !r->count || dup != send ||
+		if (!r->used || !r->count ||
 		    (r->attr_id && r->attr_id != attr_id))
 			continue;
 		if (r->skip) {
@@ -158,7 +157,7 @@ static void cm_peer_fault_migrated(struct work_struct *work)
 {
 	mutex_lock(&cm_peer_fault_deliver_mutex);
 	cm_peer_fault_deliver(container_of(work, struct cm_peer_fault_held,
-					  work));
+					   work));
 	mutex_unlock(&cm_peer_fault_deliver_mutex);
 }
 
@@ -192,6 +191,45 @@ static void cm_peer_fault_work_fn(struct work_struct *work)
 	mutex_unlock(&cm_peer_fault_deliver_mutex);
 }
 
+/* A DUP that could not be done: not counted */
+static void cm_peer_fault_undo(struct cm_peer_fault_held *h)
+{
+	unsigned long flags;
+
+	if (h->wc)
+		ib_free_recv_mad(h->wc);
+	kfree(h);
+	spin_lock_irqsave(&cm_peer_fault_lock, flags);
+	cm_peer_fault_total_hits--;
+	spin_unlock_irqrestore(&cm_peer_fault_lock, flags);
+	pr_warn_ratelimited("cm_peer_fault: cannot copy a MAD\n");
+}
+
+/*
+ * A second receive completion for the MAD of @wc, in a buffer of the MAD
+ * layer's layout so that ib_free_recv_mad() frees it.  CM MADs are never
+ * RMPP: one buffer.
+ */
+static struct ib_mad_recv_wc *cm_peer_fault_copy_wc(struct ib_mad_recv_wc *wc)
+{
+	struct ib_mad_private_header *hdr =
+		container_of(wc, struct ib_mad_private_header, recv_wc);
+	struct ib_mad_private *priv =
+		container_of(hdr, struct ib_mad_private, header);
+	struct ib_mad_private *copy;
+
+	copy = kmemdup(priv, sizeof(*priv) + priv->mad_size, GFP_ATOMIC);
+	if (!copy)
+		return NULL;
+	wc = &copy->header.recv_wc;
+	wc->wc = &copy->header.wc;
+	wc->recv_buf.grh = &copy->grh;
+	wc->recv_buf.mad = (struct ib_mad *)copy->mad;
+	INIT_LIST_HEAD(&wc->rmpp_list);
+	list_add(&wc->recv_buf.list, &wc->rmpp_list);
+	return wc;
+}
+
 /**
  * cm_peer_fault_recv() - apply the receive rules to a MAD the CM received
  * @agent: the CM's MAD agent it arrived on
@@ -203,7 +241,7 @@ static void cm_peer_fault_work_fn(struct work_struct *work)
  * calling @deliver), false when the CM should handle it now.
  */
 bool cm_peer_fault_recv(struct ib_mad_agent *agent, struct ib_mad_recv_wc *wc,
-		       cm_peer_fault_deliver_t deliver)
+			cm_peer_fault_deliver_t deliver)
 {
 	__be16 attr_id = wc->recv_buf.mad->mad_hdr.attr_id;
 	struct cm_peer_fault_rule *r;
@@ -214,7 +252,7 @@ bool cm_peer_fault_recv(struct ib_mad_agent *agent, struct ib_mad_recv_wc *wc,
 		return false;
 
 	spin_lock_irqsave(&cm_peer_fault_lock, flags);
-	r = cm_peer_fault_match(false, attr_id);
+	r = cm_peer_fault_match(attr_id);
 	if (!r) {
 		/* MADs held for reordering follow this one (a tick later) */
 		list_for_each_entry(h, &cm_peer_fault_stash, list) {
@@ -240,6 +278,16 @@ bool cm_peer_fault_recv(struct ib_mad_agent *agent, struct ib_mad_recv_wc *wc,
 	h->agent = agent;
 	h->wc = wc;
 	h->deliver = deliver;
+	if (r->action == CM_PEER_FAULT_DUP) {
+		/* the copy races the original from another CPU */
+		spin_unlock_irqrestore(&cm_peer_fault_lock, flags);
+		h->wc = cm_peer_fault_copy_wc(wc);
+		if (h->wc && cm_peer_fault_wq)
+			cm_peer_fault_migrate(h);
+		else
+			cm_peer_fault_undo(h);
+		return false;
+	}
 	if (r->action == CM_PEER_FAULT_MIGRATE && cm_peer_fault_wq) {
 		spin_unlock_irqrestore(&cm_peer_fault_lock, flags);
 		cm_peer_fault_migrate(h);
@@ -251,85 +299,6 @@ bool cm_peer_fault_recv(struct ib_mad_agent *agent, struct ib_mad_recv_wc *wc,
 	cm_peer_fault_kick();
 	spin_unlock_irqrestore(&cm_peer_fault_lock, flags);
 	return true;
-}
-
-/*
- * A copy of a MAD to send, sharing its address handle.  The copy is posted
- * first and the MAD layer and the QP send in order, so the handle, which
- * the original's completion destroys, outlives it.  Its completion is
- * ours: cm_peer_fault_sent() frees it.
- */
-static char cm_peer_fault_copy_tag;
-
-static struct ib_mad_send_buf *cm_peer_fault_copy(struct ib_mad_send_buf *msg)
-{
-	struct ib_mad_send_buf *copy;
-
-	if (!msg->ah)
-		return NULL;
-	copy = ib_create_send_mad(msg->mad_agent, 1, 0, 0, msg->hdr_len,
-				  msg->data_len, GFP_ATOMIC,
-				  IB_MGMT_BASE_VERSION);
-	if (IS_ERR(copy))
-		return NULL;
-	memcpy(copy->mad, msg->mad, msg->hdr_len + msg->data_len);
-	copy->ah = msg->ah;
-	copy->context[1] = &cm_peer_fault_copy_tag;
-	return copy;
-}
-
-/**
- * cm_peer_fault_sent() - take the send completion of a duplicate
- * @msg: the send buffer of a completed CM send
- *
- * Return: true when @msg was a copy sent by a DUP rule (now freed); false
- * when it is the CM's own.
- */
-bool cm_peer_fault_sent(struct ib_mad_send_buf *msg)
-{
-	if (msg->context[0] || msg->context[1] != &cm_peer_fault_copy_tag)
-		return false;
-	ib_free_send_mad(msg);
-	return true;
-}
-
-/**
- * cm_peer_fault_post_send() - ib_post_send_mad() with the send rules applied
- * @msg: the MAD to send
- * @bad: as for ib_post_send_mad()
- *
- * A DUP rule that matches @msg has an identical copy sent along with it,
- * as a duplicating fabric would.
- *
- * Context: any context ib_post_send_mad() may be called in.
- * Return: what ib_post_send_mad() returned for @msg.
- */
-int cm_peer_fault_post_send(struct ib_mad_send_buf *msg,
-			   struct ib_mad_send_buf **bad)
-{
-	__be16 attr_id = ((struct ib_mad_hdr *)msg->mad)->attr_id;
-	struct ib_mad_send_buf *copy = NULL;
-	unsigned long flags;
-	bool dup;
-
-	spin_lock_irqsave(&cm_peer_fault_lock, flags);
-	dup = cm_peer_fault_match(true, attr_id);
-	spin_unlock_irqrestore(&cm_peer_fault_lock, flags);
-	if (dup) {
-		copy = cm_peer_fault_copy(msg);
-		if (copy && ib_post_send_mad(copy, NULL)) {
-			ib_free_send_mad(copy);
-			copy = NULL;
-		}
-		if (!copy) {
-			/* not done: do not count it */
-			spin_lock_irqsave(&cm_peer_fault_lock, flags);
-			cm_peer_fault_total_hits--;
-			spin_unlock_irqrestore(&cm_peer_fault_lock, flags);
-			pr_warn_ratelimited("cm_peer_fault: cannot copy a MAD\n");
-		}
-	}
-	return ib_post_send_mad(msg, bad);
 }
 
 /**
@@ -377,8 +346,8 @@ void cm_peer_fault_flush(struct ib_mad_agent *agent)
  * Return: 0, -EINVAL for a bad @action, or -ENOSPC when the table is full.
  */
 int cm_peer_fault_add(enum cm_peer_fault_action action, __be16 attr_id,
-		     unsigned int skip, unsigned int count,
-		     unsigned int delay_ms)
+		      unsigned int skip, unsigned int count,
+		      unsigned int delay_ms)
 {
 	struct cm_peer_fault_rule *r;
 	unsigned long flags;
@@ -500,11 +469,11 @@ static int cm_peer_fault_parse(char *buf)
 	if (b == ARRAY_SIZE(cm_peer_fault_attrs))
 		return -EINVAL;
 	return cm_peer_fault_add(a, cm_peer_fault_attrs[b].attr_id, skip, count,
-				delay_ms);
+				 delay_ms);
 }
 
 static ssize_t cm_peer_fault_write(struct file *file, const char __user *ubuf,
-				  size_t len, loff_t *ppos)
+				   size_t len, loff_t *ppos)
 {
 	char buf[64];
 	int ret;

@@ -3,10 +3,10 @@
  * IB CM MAD fault injection, for test kernels only
  * (CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT).
  *
- * Rules lose, duplicate, delay or reorder the CM's MADs on their way in or
- * out, so that tests can check that both ends of a peer-to-peer collision
- * still agree on the outcome.  Without the option cm.c compiles the hooks
- * away.
+ * Rules lose, duplicate, delay, reorder or migrate the MADs the CM
+ * receives, so that tests can check that both ends of a peer-to-peer
+ * collision still agree on the outcome.  Without the option the hooks are
+ * inlines that do nothing.
  */
 #ifndef _CM_PEER_FAULT_H
 #define _CM_PEER_FAULT_H
@@ -16,7 +16,8 @@
 /**
  * enum cm_peer_fault_action - what a rule does to the MADs it matches
  * @CM_PEER_FAULT_DROP: a received MAD is lost
- * @CM_PEER_FAULT_DUP: a sent MAD is followed by a second, identical copy
+ * @CM_PEER_FAULT_DUP: a received MAD is also delivered a second time, from
+ *	another online CPU, as a duplicating fabric would
  * @CM_PEER_FAULT_DELAY: a received MAD is delivered @delay_ms late
  * @CM_PEER_FAULT_REORDER: a received MAD is delivered after the next CM MAD
  *	received on the same port, or @delay_ms late if none comes
@@ -34,31 +35,23 @@ enum cm_peer_fault_action {
 };
 
 typedef void (*cm_peer_fault_deliver_t)(struct ib_mad_agent *agent,
-				       struct ib_mad_send_buf *send_buf,
-				       struct ib_mad_recv_wc *wc);
+					struct ib_mad_send_buf *send_buf,
+					struct ib_mad_recv_wc *wc);
 
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 int cm_peer_fault_add(enum cm_peer_fault_action action, __be16 attr_id,
-		     unsigned int skip, unsigned int count,
-		     unsigned int delay_ms);
+		      unsigned int skip, unsigned int count,
+		      unsigned int delay_ms);
 void cm_peer_fault_clear(void);
 unsigned int cm_peer_fault_hits(void);
-int cm_peer_fault_post_send(struct ib_mad_send_buf *msg,
-			   struct ib_mad_send_buf **bad);
 bool cm_peer_fault_recv(struct ib_mad_agent *agent,
-		       struct ib_mad_recv_wc *wc,
-		       cm_peer_fault_deliver_t deliver);
-bool cm_peer_fault_sent(struct ib_mad_send_buf *msg);
+			struct ib_mad_recv_wc *wc,
+			cm_peer_fault_deliver_t deliver);
 void cm_peer_fault_flush(struct ib_mad_agent *agent);
 #else
 static inline bool cm_peer_fault_recv(struct ib_mad_agent *agent,
-				     struct ib_mad_recv_wc *wc,
-				     cm_peer_fault_deliver_t deliver)
-{
-	return false;
-}
-
-static inline bool cm_peer_fault_sent(struct ib_mad_send_buf *msg)
+				      struct ib_mad_recv_wc *wc,
+				      cm_peer_fault_deliver_t deliver)
 {
 	return false;
 }

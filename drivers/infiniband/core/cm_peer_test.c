@@ -66,7 +66,7 @@ static void peer_arbiter_cases(struct kunit *test)
  * CA GUID's bytes as sent, then the 24-bit QPN.
  */
 static int peer_ref_cmp(const struct cm_peer_ident *a,
-		       const struct cm_peer_ident *b)
+			const struct cm_peer_ident *b)
 {
 	u8 ka[11], kb[11];
 	int i;
@@ -84,8 +84,8 @@ static int peer_ref_cmp(const struct cm_peer_ident *a,
 }
 
 static unsigned int peer_check_pair(struct kunit *test,
-				   const struct cm_peer_ident *a,
-				   const struct cm_peer_ident *b)
+				    const struct cm_peer_ident *a,
+				    const struct cm_peer_ident *b)
 {
 	int ab = cm_peer_arbitrate(a, b), ba = cm_peer_arbitrate(b, a);
 	int ref = peer_ref_cmp(a, b);
@@ -181,7 +181,7 @@ struct peer_held {
 };
 
 static struct peer_held *peer_held_new(struct kunit *test, unsigned int k,
-				     u32 comm_id, unsigned int n)
+				       u32 comm_id, unsigned int n)
 {
 	struct peer_held *h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
 
@@ -261,29 +261,64 @@ static void peer_queue_bounds(struct kunit *test)
 	int i;
 
 	cm_peer_index_init(&idx, PEER_MATCH);
-	cm_peer_queue_init(&q, 3, 10000);
+	cm_peer_queue_init(&q, 3, 3, 0);
 	KUNIT_EXPECT_FALSE(test, cm_peer_next_expiry(&q, &when));
 	for (i = 0; i < 4; i++)
 		h[i] = peer_held_new(test, 1, 100 + i, i);
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &idx, &h[i]->held));
-	KUNIT_EXPECT_EQ(test, -ENOSPC, cm_peer_hold(&q, &idx, &h[3]->held));
+		KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &idx, &h[i]->held,
+						      10000));
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			cm_peer_hold(&q, &idx, &h[3]->held, 10000));
 	/* a retransmission: same key and communication ID */
 	h[3]->held.remote_comm_id = h[1]->held.remote_comm_id;
-	KUNIT_EXPECT_EQ(test, -EALREADY, cm_peer_hold(&q, &idx, &h[3]->held));
+	KUNIT_EXPECT_EQ(test, -EALREADY,
+			cm_peer_hold(&q, &idx, &h[3]->held, 10000));
 	KUNIT_EXPECT_EQ(test, 3U, q.count);
 	KUNIT_EXPECT_TRUE(test, cm_peer_next_expiry(&q, &when));
 	KUNIT_EXPECT_EQ(test, h[0]->held.expires, when);
 	KUNIT_EXPECT_NULL(test, cm_peer_expired(&q));
-	KUNIT_EXPECT_EQ(test, 10000U, cm_peer_max_age_ms(&q));
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_PTR_EQ(test, &h[i]->held,
 				    cm_peer_claim(&q, &idx, &h[0]->held.entry.key));
 	KUNIT_EXPECT_EQ(test, 0U, q.count);
 	KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
-	/* 0: the module parameters' defaults */
-	cm_peer_queue_init(&q, 0, 0);
-	KUNIT_EXPECT_EQ(test, 5000U, cm_peer_max_age_ms(&q));
+	/* 0: the defaults; each entry's age is its own */
+	cm_peer_queue_init(&q, 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, CM_PEER_MAX_HELD, q.max_held);
+	KUNIT_EXPECT_EQ(test, CM_PEER_MAX_HELD / 4, q.max_held_svc);
+	KUNIT_EXPECT_EQ(test, 0U, q.max_age_ms);
+}
+
+/* One service ID takes at most max_held_svc of the device's room. */
+static void peer_queue_svc_bound(struct kunit *test)
+{
+	struct cm_peer_index i1, i2;
+	struct cm_peer_queue q;
+	struct peer_held *h[5];
+	int i;
+
+	cm_peer_index_init(&i1, PEER_MATCH);
+	cm_peer_index_init(&i2, PEER_MATCH);
+	cm_peer_queue_init(&q, 4, 2, 0);
+	for (i = 0; i < 5; i++)
+		h[i] = peer_held_new(test, 1, 200 + i, i);
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &i1, &h[0]->held, 10000));
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &i1, &h[1]->held, 10000));
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			cm_peer_hold(&q, &i1, &h[2]->held, 10000));
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &i2, &h[3]->held, 10000));
+	/* a claim makes room in its own index */
+	KUNIT_EXPECT_PTR_EQ(test, &h[0]->held,
+			    cm_peer_claim(&q, &i1, &h[0]->held.entry.key));
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &i1, &h[2]->held, 10000));
+	KUNIT_EXPECT_EQ(test, 2U, i1.nr_held);
+	KUNIT_EXPECT_EQ(test, 1U, i2.nr_held);
+	KUNIT_EXPECT_EQ(test, 3U, q.count);
+	cm_peer_unhold(&q, &h[1]->held);
+	cm_peer_unhold(&q, &h[2]->held);
+	cm_peer_unhold(&q, &h[3]->held);
+	KUNIT_EXPECT_EQ(test, 0U, i1.nr_held + i2.nr_held + q.count);
 }
 
 static void peer_queue_expiry(struct kunit *test)
@@ -292,22 +327,29 @@ static void peer_queue_expiry(struct kunit *test)
 	struct cm_peer_queue q;
 	struct peer_held *a = peer_held_new(test, 2, 1, 0);
 	struct peer_held *b = peer_held_new(test, 2, 2, 1);
-	struct peer_held *c;
+	struct peer_held *c, *d;
+	unsigned long when;
 
 	cm_peer_index_init(&idx, PEER_MATCH);
-	cm_peer_queue_init(&q, 8, 50);
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &a->held));
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &b->held));
+	cm_peer_queue_init(&q, 8, 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &a->held, 50));
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &b->held, 50));
 	msleep(100);
 	c = peer_held_new(test, 2, 3, 2);
-	q.max_age_ms = 10000;
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &c->held));
+	d = peer_held_new(test, 3, 4, 3);
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &c->held, 10000));
+	/* held after c, expires before it: the queue is in expiry order */
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &d->held, 150));
 	/* expired entries are not claimable; the fresh one is */
 	KUNIT_EXPECT_PTR_EQ(test, &c->held,
 			    cm_peer_claim(&q, &idx, &a->held.entry.key));
 	KUNIT_EXPECT_PTR_EQ(test, &a->held, cm_peer_expired(&q));
 	KUNIT_EXPECT_PTR_EQ(test, &b->held, cm_peer_expired(&q));
 	KUNIT_EXPECT_NULL(test, cm_peer_expired(&q));
+	KUNIT_EXPECT_TRUE(test, cm_peer_next_expiry(&q, &when));
+	KUNIT_EXPECT_EQ(test, d->held.expires, when);
+	msleep(200);
+	KUNIT_EXPECT_PTR_EQ(test, &d->held, cm_peer_expired(&q));
 	KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
 }
 
@@ -329,10 +371,10 @@ static void peer_queue_withdraw(struct kunit *test)
 
 	cm_peer_index_init(&i1, PEER_MATCH);
 	cm_peer_index_init(&i2, PEER_MATCH);
-	cm_peer_queue_init(&q, 8, 10000);
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &i1, &a->held));
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &i2, &b->held));
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &i2, &c->held));
+	cm_peer_queue_init(&q, 8, 8, 10000);
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &i1, &a->held, 0));
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &i2, &b->held, 0));
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &i2, &c->held, 0));
 	KUNIT_EXPECT_NULL(test, cm_peer_withdraw(&q, cpu_to_be32(7),
 						 peer_match_sender, &none));
 	KUNIT_EXPECT_NULL(test, cm_peer_withdraw(&q, cpu_to_be32(9),
@@ -373,7 +415,7 @@ struct peer_model {
 
 /* The oldest waiting entry with key @k, by brute force. */
 static int peer_model_oldest_wait(struct peer_model *m, unsigned int k,
-				 unsigned int after)
+				  unsigned int after)
 {
 	int i, best = -1;
 
@@ -385,7 +427,7 @@ static int peer_model_oldest_wait(struct peer_model *m, unsigned int k,
 }
 
 static int peer_model_oldest_held(struct peer_model *m, unsigned int k,
-				 u32 comm_id, bool by_comm)
+				  u32 comm_id, bool by_comm)
 {
 	int i, best = -1;
 
@@ -457,7 +499,7 @@ static void peer_model_step(struct peer_model *m, struct rnd_state *rnd)
 		h->held.remote_comm_id = cpu_to_be32(comm);
 		want = peer_model_oldest_held(m, k, comm, true) >= 0 ?
 		       -EALREADY : m->count >= m->q.max_held ? -ENOSPC : 0;
-		ret = cm_peer_hold(&m->q, &m->idx, &h->held);
+		ret = cm_peer_hold(&m->q, &m->idx, &h->held, 60000);
 		m->bad += ret != want;
 		if (!ret) {
 			h->k = k;
@@ -506,7 +548,7 @@ static void peer_index_model(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, m);
 	cm_peer_index_init(&m->idx, PEER_MATCH);
-	cm_peer_queue_init(&m->q, PEER_MODEL_N / 2, 60000);
+	cm_peer_queue_init(&m->q, PEER_MODEL_N / 2, PEER_MODEL_N / 2, 0);
 	for (i = 0; i < PEER_MODEL_N; i++)
 		m->held[i] = peer_held_new(test, 0, 0, 0);
 	prandom_seed_state(&rnd, 0x13);
@@ -543,6 +585,7 @@ static struct kunit_case cm_peer_index_test_cases[] = {
 	KUNIT_CASE(peer_index_basics),
 	KUNIT_CASE(peer_index_no_match),
 	KUNIT_CASE(peer_queue_bounds),
+	KUNIT_CASE(peer_queue_svc_bound),
 	KUNIT_CASE(peer_queue_expiry),
 	KUNIT_CASE(peer_queue_withdraw),
 	KUNIT_CASE(peer_index_model),
