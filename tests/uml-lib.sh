@@ -35,7 +35,8 @@ uml_rxe_up() {
 
 # uml_loop_rxe <out dir>: soft-RoCE rxe0 on one end of a veth pair
 # (198.18.0.1, from the 198.18.0.0/15 test range), for the KUnit suites
-# that connect QPs in loopback; the log goes to <out>/ib-setup.log.
+# that connect QPs in loopback, and siw0 (198.18.1.1) on veth1; the log
+# goes to <out>/ib-setup.log.
 uml_loop_rxe() {
 	{
 		set -x
@@ -46,6 +47,10 @@ uml_loop_rxe() {
 		rdma link add rxe0 type rxe netdev veth0 &&
 		sleep 2 &&
 		rdma link show && ip addr show veth0
+		# iWARP on the other end, for the case that checks the option
+		# refuses it
+		ip addr add 198.18.1.1/24 dev veth1 &&
+		rdma link add siw0 type siw netdev veth1
 		set +x
 	} >"$1/ib-setup.log" 2>&1
 }

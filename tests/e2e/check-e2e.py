@@ -174,11 +174,10 @@ rej_ms = failed_after_ms(alog)
 check("oneside_rejected_after_budget",
       rc("a", "oneside") == 1 and "REJECTED (status 8)" in alog and
       rej_ms is not None and 0.9 * BUDGET_MS <= rej_ms <= BUDGET_MS + 10000
-      and rc("b", "oneside") == 0 and delta("b", "oneside", "expired") == 1
-      and delta("a", "oneside", "resent") == 0,
+      # held for all of a's budget: it expires once (a 5 s hold: ~14 times)
+      and rc("b", "oneside") == 0 and delta("b", "oneside", "expired") == 1,
       f"(a: {alog.strip().splitlines()[-1] if alog.strip() else '-'};"
-      f" budget {BUDGET_MS} ms; a resent={delta('a', 'oneside', 'resent')}"
-      f" b expired={delta('b', 'oneside', 'expired')})")
+      f" budget {BUDGET_MS} ms; b expired={delta('b', 'oneside', 'expired')})")
 
 
 def connect_ms(host, scn):

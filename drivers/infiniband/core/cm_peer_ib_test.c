@@ -16,6 +16,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/inetdevice.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/prandom.h>
@@ -1124,16 +1125,20 @@ struct peer_rdma_end {
 	struct peer_wire wire;
 	char *buf;		/* what we send, then what we receive */
 	u64 dma;
+	struct rdma_cm_id *listen_id;	/* on demand: @id is its new id */
 };
 
 static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct peer_rdma_end *e = id->context;
 
-	if (ev->event == RDMA_CM_EVENT_ESTABLISHED &&
+	if ((ev->event == RDMA_CM_EVENT_ESTABLISHED ||
+	     ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) &&
 	    ev->param.conn.private_data)
 		memcpy(e->peer_name, ev->param.conn.private_data,
 		       PEER_NAME_LEN - 1);
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		e->id = id;	/* the listener's is in listen_id */
 	e->last = ev->event;
 	e->status = ev->status;
 	complete(&e->event);
@@ -1159,6 +1164,8 @@ static void peer_rdma_end_release(void *data)
 		rdma_destroy_qp(e->id);
 	if (e->id)
 		rdma_destroy_id(e->id);
+	if (e->listen_id)
+		rdma_destroy_id(e->listen_id);
 	if (e->cq)
 		ib_free_cq(e->cq);
 	if (e->dma)
@@ -1177,10 +1184,41 @@ static void peer_rdma_addr(struct sockaddr_in *sin, __be32 ip, u16 port)
 	sin->sin_port = htons(port);
 }
 
-/* An id bound to the device's IPv4 address, @port; the peer at @peer_port */
+/* An end with an rdma_cm id on @dev, whose reference it takes over. */
+static struct peer_rdma_end *peer_rdma_end_alloc(struct kunit *test,
+						 const char *name,
+						 struct ib_device *dev)
+{
+	struct peer_rdma_end *e;
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	if (!e) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "out of memory");
+	}
+	e->test = test;
+	e->dev = dev;
+	strscpy(e->name, name, sizeof(e->name));
+	init_completion(&e->event);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, peer_rdma_end_release,
+						  e));
+	e->id = rdma_create_id(&init_net, peer_rdma_handler, e, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(e->id)) {
+		e->id = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "rdma_create_id failed");
+	}
+	return e;
+}
+
+/*
+ * An id bound to the device's IPv4 address, @port (shared with @reuse);
+ * the peer at @peer_port.
+ */
 static struct peer_rdma_end *peer_rdma_end_create(struct kunit *test,
 						  const char *name, u16 port,
-						  u16 peer_port)
+						  u16 peer_port, bool reuse)
 {
 	const struct ib_gid_attr *gid;
 	struct peer_rdma_end *e;
@@ -1199,33 +1237,18 @@ static struct peer_rdma_end *peer_rdma_end_create(struct kunit *test,
 	memcpy(&ip, &gid->gid.raw[12], sizeof(ip));
 	rdma_put_gid_attr(gid);
 
-	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
-	if (!e) {
-		ib_device_put(dev);
-		KUNIT_FAIL_AND_ABORT(test, "out of memory");
-	}
-	e->test = test;
-	e->dev = dev;
-	strscpy(e->name, name, sizeof(e->name));
-	init_completion(&e->event);
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, peer_rdma_end_release,
-						  e));
+	e = peer_rdma_end_alloc(test, name, dev);
 	peer_rdma_addr(&e->src, ip, port);
 	peer_rdma_addr(&e->dst, ip, peer_port);
-	e->id = rdma_create_id(&init_net, peer_rdma_handler, e, RDMA_PS_TCP,
-			       IB_QPT_RC);
-	if (IS_ERR(e->id)) {
-		e->id = NULL;
-		KUNIT_FAIL_AND_ABORT(test, "rdma_create_id failed");
-	}
+	if (reuse)
+		KUNIT_ASSERT_EQ(test, 0, rdma_set_reuseaddr(e->id, 1));
 	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(e->id,
 						(struct sockaddr *)&e->src));
 	return e;
 }
 
-/* Resolve, set the option, a kernel QP with a RECV posted. */
-static void peer_rdma_prepare(struct peer_rdma_end *e)
+/* A kernel QP on @e->id with a RECV posted. */
+static void peer_rdma_qp(struct peer_rdma_end *e)
 {
 	struct kunit *test = e->test;
 	struct ib_qp_init_attr init = {
@@ -1234,14 +1257,6 @@ static void peer_rdma_prepare(struct peer_rdma_end *e)
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = IB_QPT_RC,
 	};
-
-	KUNIT_ASSERT_EQ(test, 0,
-			rdma_resolve_addr(e->id, (struct sockaddr *)&e->src,
-					  (struct sockaddr *)&e->dst, 2000));
-	peer_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
-	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(e->id, 2000));
-	peer_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(e->id, true));
 
 	e->pd = ib_alloc_pd(e->id->device, 0);
 	if (IS_ERR(e->pd)) {
@@ -1268,7 +1283,22 @@ static void peer_rdma_prepare(struct peer_rdma_end *e)
 				       e->dma + PEER_NAME_LEN, PEER_NAME_LEN));
 }
 
-static int peer_rdma_connect(struct peer_rdma_end *e)
+/* Resolve, set the option, a kernel QP with a RECV posted. */
+static void peer_rdma_prepare(struct peer_rdma_end *e)
+{
+	struct kunit *test = e->test;
+
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(e->id, (struct sockaddr *)&e->src,
+					  (struct sockaddr *)&e->dst, 2000));
+	peer_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(e->id, 2000));
+	peer_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(e->id, true));
+	peer_rdma_qp(e);
+}
+
+static int peer_rdma_connect(struct peer_rdma_end *e, bool accept)
 {
 	struct rdma_conn_param cp = {
 		.private_data = e->name,
@@ -1279,7 +1309,14 @@ static int peer_rdma_connect(struct peer_rdma_end *e)
 		.rnr_retry_count = 7,
 	};
 
-	return rdma_connect(e->id, &cp);
+	int ret;
+
+	if (!accept)
+		return rdma_connect(e->id, &cp);
+	rdma_lock_handler(e->id);	/* as if from its CONNECT_REQUEST */
+	ret = rdma_accept(e->id, &cp);
+	rdma_unlock_handler(e->id);
+	return ret;
 }
 
 /* Both ESTABLISHED with the other's name, then a SEND each way. */
@@ -1306,12 +1343,14 @@ static void peer_rdma_collision(struct kunit *test)
 {
 	struct peer_rdma_end *a, *b;
 
-	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT, PEER_RDMA_PORT + 1);
-	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 1, PEER_RDMA_PORT);
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT, PEER_RDMA_PORT + 1,
+				 false);
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 1, PEER_RDMA_PORT,
+				 false);
 	peer_rdma_prepare(a);
 	peer_rdma_prepare(b);
-	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a));
-	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
 	peer_rdma_expect_connected(a, b);
 }
 
@@ -1326,25 +1365,117 @@ static void peer_rdma_late(struct kunit *test)
 	struct peer_rdma_end *a, *b;
 
 	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 2,
-				 PEER_RDMA_PORT + 3);
+				 PEER_RDMA_PORT + 3, false);
 	passive = peer_counter(test, "cm_peer/turned_passive");
 	resent = peer_counter(test, "cm_peer/resent");
 	peer_rdma_prepare(a);
-	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
 	msleep(300);
 	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 3,
-				 PEER_RDMA_PORT + 2);
+				 PEER_RDMA_PORT + 2, false);
 	peer_rdma_prepare(b);
-	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
 	peer_rdma_expect_connected(a, b);
 	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/resent"), resent);
 	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/turned_passive"),
 			passive);
 }
 
+/*
+ * On demand: a's listener (the option set before rdma_listen()) takes b's
+ * REQ, which no peer id of a waits for: a CONNECT_REQUEST with b's name,
+ * accepted with a kernel QP.  While that connection lasts, a peer id of
+ * a's port connecting to b fails: one connection per pair.
+ */
+static void peer_rdma_ondemand(struct kunit *test)
+{
+	struct peer_rdma_end *l, *b, *a;
+
+	l = peer_rdma_end_create(test, "kl", PEER_RDMA_PORT + 4, 0, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(l->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_listen(l->id, 4));
+	l->listen_id = l->id;
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 5,
+				 PEER_RDMA_PORT + 4, false);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect(l, RDMA_CM_EVENT_CONNECT_REQUEST);
+	KUNIT_EXPECT_STREQ(test, l->peer_name, b->name);
+	peer_rdma_qp(l);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(l, true));
+	peer_rdma_expect_connected(l, b);
+
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 4,
+				 PEER_RDMA_PORT + 5, true);
+	peer_rdma_prepare(a);
+	KUNIT_EXPECT_EQ(test, -EISCONN, peer_rdma_connect(a, false));
+}
+
+/*
+ * No peer model without the IB CM.  On siw0 (added by the test's init with
+ * an IPv4 address; the case skips without it): the option fails on an id bound to
+ * it, and an id that had the option before it got the device fails
+ * rdma_connect() and rdma_listen(), all with -EOPNOTSUPP.
+ */
+#define PEER_IWARP_DEV	"siw0"
+
+static struct peer_rdma_end *peer_iwarp_end(struct kunit *test,
+					    const char *name, u16 port,
+					    u16 peer_port)
+{
+	struct net_device *ndev;
+	struct peer_rdma_end *e;
+	struct ib_device *dev;
+	__be32 ip;
+
+	dev = ib_device_get_by_name(PEER_IWARP_DEV, RDMA_DRIVER_UNKNOWN);
+	if (!dev)
+		kunit_skip(test, "no iWARP device %s", PEER_IWARP_DEV);
+	ndev = ib_device_get_netdev(dev, 1);
+	ip = ndev ? inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE) : 0;
+	dev_put(ndev);
+	if (!ip) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "%s: no IPv4 address", PEER_IWARP_DEV);
+	}
+	e = peer_rdma_end_alloc(test, name, dev);
+	peer_rdma_addr(&e->src, ip, port);
+	peer_rdma_addr(&e->dst, ip, peer_port);
+	return e;
+}
+
+static void peer_rdma_iwarp(struct kunit *test)
+{
+	struct peer_rdma_end *x, *y, *z;
+
+	x = peer_iwarp_end(test, "ix", PEER_RDMA_PORT + 6, 0);
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(x->id,
+						(struct sockaddr *)&x->src));
+	KUNIT_ASSERT_PTR_EQ(test, x->dev, x->id->device);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, rdma_set_peer_to_peer(x->id, true));
+
+	y = peer_iwarp_end(test, "iy", PEER_RDMA_PORT + 7, PEER_RDMA_PORT + 6);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(y->id, true));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(y->id, (struct sockaddr *)&y->src,
+					  (struct sockaddr *)&y->dst, 2000));
+	peer_rdma_expect(y, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(y->id, 2000));
+	peer_rdma_expect(y, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, peer_rdma_connect(y, false));
+
+	z = peer_iwarp_end(test, "iz", PEER_RDMA_PORT + 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(z->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(z->id,
+						(struct sockaddr *)&z->src));
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, rdma_listen(z->id, 4));
+}
+
 static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_collision),
 	KUNIT_CASE_SLOW(peer_rdma_late),
+	KUNIT_CASE_SLOW(peer_rdma_ondemand),
+	KUNIT_CASE_SLOW(peer_rdma_iwarp),
 	{}
 };
 
