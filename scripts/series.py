@@ -8,14 +8,17 @@ SRC is the prepared tree (a git repository whose HEAD is the overlay
 commit on top of the tag "base").  One commit per block is made on "base"
 (in a private index, SRC's checkout is not touched), then written with
 git format-patch to OUTDIR, with a cover letter.  Prints the name of the
-last commit (the series head).  Fails when a patch lists a file the tree
-does not change, when a file's last listing has a sed script, or when the
-series does not end at exactly HEAD's tree.
+last commit (the series head).  A file listed with "@N" instead of a sed
+script is stage N of it (cm_split.py: cm.c in steps).  Fails when a patch
+lists a file the tree does not change, when a file's last listing has a
+sed script, or when the series does not end at exactly HEAD's tree.
 """
 import os
 import subprocess
 import sys
 import tempfile
+
+import cm_split
 
 AUTHOR = {
     'GIT_AUTHOR_NAME': 'CM Peer Developers',
@@ -50,6 +53,18 @@ def parse(path):
         while b['body'] and not b['body'][-1].strip():
             b['body'].pop()
     return blocks
+
+
+_stages = {}
+
+
+def stage(path, data, n):
+    """Stage @n of a file the series builds in steps (cm_split.py)"""
+    if path != 'drivers/infiniband/core/cm.c':
+        sys.exit('series: no stages of %s' % path)
+    if path not in _stages:
+        _stages[path] = [s.encode() for s in cm_split.stages(data.decode())]
+    return _stages[path][n - 1]
 
 
 def main():
@@ -89,7 +104,9 @@ def main():
         for b in patches:
             for path, script in b['files']:
                 data = git('show', 'HEAD:' + path, text=False)
-                if script:
+                if script.startswith('@'):
+                    data = stage(path, data, int(script[1:]))
+                elif script:
                     data = subprocess.run(['sed', script], input=data,
                                           check=True,
                                           capture_output=True).stdout
