@@ -1126,6 +1126,8 @@ struct peer_rdma_end {
 	char *buf;		/* what we send, then what we receive */
 	u64 dma;
 	struct rdma_cm_id *listen_id;	/* on demand: @id is its new id */
+	struct rdma_ucm_ece ece;	/* sent with rdma_connect_ece() */
+	struct rdma_ucm_ece ece_got;	/* with ESTABLISHED */
 };
 
 static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -1139,6 +1141,8 @@ static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		       PEER_NAME_LEN - 1);
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		e->id = id;	/* the listener's is in listen_id */
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		e->ece_got = ev->ece;
 	e->last = ev->event;
 	e->status = ev->status;
 	complete(&e->event);
@@ -1312,7 +1316,7 @@ static int peer_rdma_connect(struct peer_rdma_end *e, bool accept)
 	int ret;
 
 	if (!accept)
-		return rdma_connect(e->id, &cp);
+		return rdma_connect_ece(e->id, &cp, &e->ece);
 	rdma_lock_handler(e->id);	/* as if from its CONNECT_REQUEST */
 	ret = rdma_accept(e->id, &cp);
 	rdma_unlock_handler(e->id);
@@ -1412,6 +1416,39 @@ static void peer_rdma_ondemand(struct kunit *test)
 }
 
 /*
+ * ECE: a listener's ULP decides on the REQ's (rdma_accept_ece()); the
+ * passive end of a collision has nothing to decide on, so its REP carries
+ * ECE only when both REQs had the same.  The active end sees the REP's.
+ */
+static void peer_rdma_ece_round(struct kunit *test, u16 port, u32 attr_b)
+{
+	struct peer_rdma_end *a, *b;
+	u32 got;
+
+	a = peer_rdma_end_create(test, "ka", port, port + 1, false);
+	b = peer_rdma_end_create(test, "kb", port + 1, port, false);
+	a->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234, .attr_mod = 1 };
+	b->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234,
+					.attr_mod = attr_b };
+	peer_rdma_prepare(a);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect_connected(a, b);
+	/* the passive end's ESTABLISHED (from the RTU) carries none */
+	got = a->ece_got.vendor_id | b->ece_got.vendor_id;
+	KUNIT_EXPECT_EQ(test, attr_b == 1 ? 0x1234U : 0U, got);
+	KUNIT_EXPECT_EQ(test, attr_b == 1 ? 1U : 0U,
+			a->ece_got.attr_mod | b->ece_got.attr_mod);
+}
+
+static void peer_rdma_ece(struct kunit *test)
+{
+	peer_rdma_ece_round(test, PEER_RDMA_PORT + 10, 1);
+	peer_rdma_ece_round(test, PEER_RDMA_PORT + 12, 2);
+}
+
+/*
  * No peer model without the IB CM.  On siw0 (added by the test's init with
  * an IPv4 address; the case skips without it): the option fails on an id bound to
  * it, and an id that had the option before it got the device fails
@@ -1475,6 +1512,7 @@ static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_collision),
 	KUNIT_CASE_SLOW(peer_rdma_late),
 	KUNIT_CASE_SLOW(peer_rdma_ondemand),
+	KUNIT_CASE_SLOW(peer_rdma_ece),
 	KUNIT_CASE_SLOW(peer_rdma_iwarp),
 	{}
 };
