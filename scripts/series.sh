@@ -75,31 +75,47 @@ if [ $ok = 1 ]; then
 	core=$bis/drivers/infiniband/core
 	mkdir -p "$core" "$bis/include"
 	ok=1
+	okw=1
 	n=0
-	for c in $(git -C "$wt" rev-list --reverse base..HEAD); do
-		n=$((n + 1))
+	# sparse (C=1) and W=1 messages without line numbers; the pristine
+	# tree's (n = 0) are allowed, any other fails the patch
+	norm() { grep -E "(warning|error):" | sed -E 's|^.*/([^/]+):[0-9]+:[0-9]+:|\1:|' | sort -u; }
+	for c in base $(git -C "$wt" rev-list --reverse base..HEAD); do
 		rm -rf "$bis/tmp"
 		mkdir -p "$bis/tmp"
 		git -C "$wt" archive "$c" drivers/infiniband/core include/rdma \
 			include/uapi/rdma | tar -x -C "$bis/tmp"
-		rsync -a -c --delete --exclude='*.o' --exclude='*.ko' \
+		# no -t: a changed file gets a new mtime and is rebuilt (git
+		# archive stamps every file with the commit's date)
+		rsync -rlpD -c --delete --exclude='*.o' --exclude='*.ko' \
 			--exclude='.*.cmd' --exclude='*.mod' --exclude='*.mod.c' \
 			--exclude='Module.symvers' --exclude='modules.order' \
 			--exclude='.*.d' --exclude='*.a' \
 			"$bis/tmp/drivers/infiniband/core/" "$core/"
-		rsync -a -c --delete "$bis/tmp/include/" "$bis/include/"
+		rsync -rlpD -c --delete "$bis/tmp/include/" "$bis/include/"
 		blog=$logs/build-$(printf %04d $n).log
 		if ! make -s -C "$DEB_HDR" M="$core" CONFIG_INFINIBAND_CM_PEER=y \
 			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi -DCONFIG_INFINIBAND_CM_PEER=1" \
-			-j"$JOBS" modules >"$blog" 2>&1 ||
-		   grep -q 'warning:' "$blog"; then
-			log "series: patch $n does not build cleanly"
+			W=1 C=1 -j"$JOBS" modules >"$blog" 2>&1; then
+			log "series: patch $n does not build"
 			tail -n 30 "$blog" >&2
 			ok=0
+		elif [ $n = 0 ]; then
+			norm <"$blog" >"$logs/base.warnings"
+		else
+			new=$(norm <"$blog" | comm -23 - "$logs/base.warnings")
+			if [ -n "$new" ]; then
+				log "series: patch $n adds W=1/sparse warnings"
+				echo "$new" >&2
+				okw=0
+			fi
 		fi
+		n=$((n + 1))
 	done
+	n=$((n - 1))
 	log "series: built drivers/infiniband/core at each of $n patches"
 	result every_patch_builds $ok
+	result every_patch_no_new_w1_sparse_warning $okw
 fi
 
 git -C "$SRC" worktree remove --force "$wt" >/dev/null 2>&1
