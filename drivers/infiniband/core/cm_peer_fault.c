@@ -43,7 +43,10 @@ struct cm_peer_fault_rule {
 	unsigned int hits;
 };
 
-/* A received MAD held back by a DELAY, REORDER or MIGRATE rule. */
+/*
+ * A received MAD held back by a DELAY, REORDER or MIGRATE rule, or the
+ * copy a DUP rule delivers again.
+ */
 struct cm_peer_fault_held {
 	struct list_head list;
 	struct work_struct work;	/* MIGRATE */

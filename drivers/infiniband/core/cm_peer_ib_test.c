@@ -1342,20 +1342,39 @@ static void peer_rdma_expect_connected(struct peer_rdma_end *a,
 	KUNIT_EXPECT_STREQ(test, b->buf + PEER_NAME_LEN, a->name);
 }
 
-/* Both rdma_connect() at once: collision or hold, one connection. */
-static void peer_rdma_collision(struct kunit *test)
+/*
+ * a on @port and b on @port + 1 rdma_connect() to each other at once, with
+ * ECE attr_mod @attr_a and @attr_b (0: no ECE); one connection results.
+ */
+static void peer_rdma_collide(struct kunit *test, u16 port, u32 attr_a,
+			      u32 attr_b, struct peer_rdma_end **pa,
+			      struct peer_rdma_end **pb)
 {
 	struct peer_rdma_end *a, *b;
 
-	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT, PEER_RDMA_PORT + 1,
-				 false);
-	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 1, PEER_RDMA_PORT,
-				 false);
+	a = peer_rdma_end_create(test, "ka", port, port + 1, false);
+	b = peer_rdma_end_create(test, "kb", port + 1, port, false);
+	if (attr_a)
+		a->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234,
+						.attr_mod = attr_a };
+	if (attr_b)
+		b->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234,
+						.attr_mod = attr_b };
 	peer_rdma_prepare(a);
 	peer_rdma_prepare(b);
 	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
 	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
 	peer_rdma_expect_connected(a, b);
+	*pa = a;
+	*pb = b;
+}
+
+/* Both rdma_connect() at once: collision or hold, one connection. */
+static void peer_rdma_collision(struct kunit *test)
+{
+	struct peer_rdma_end *a, *b;
+
+	peer_rdma_collide(test, PEER_RDMA_PORT, 0, 0, &a, &b);
 }
 
 /*
@@ -1425,16 +1444,7 @@ static void peer_rdma_ece_round(struct kunit *test, u16 port, u32 attr_b)
 	struct peer_rdma_end *a, *b;
 	u32 got;
 
-	a = peer_rdma_end_create(test, "ka", port, port + 1, false);
-	b = peer_rdma_end_create(test, "kb", port + 1, port, false);
-	a->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234, .attr_mod = 1 };
-	b->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234,
-					.attr_mod = attr_b };
-	peer_rdma_prepare(a);
-	peer_rdma_prepare(b);
-	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
-	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
-	peer_rdma_expect_connected(a, b);
+	peer_rdma_collide(test, port, 1, attr_b, &a, &b);
 	/* the passive end's ESTABLISHED (from the RTU) carries none */
 	got = a->ece_got.vendor_id | b->ece_got.vendor_id;
 	KUNIT_EXPECT_EQ(test, attr_b == 1 ? 0x1234U : 0U, got);
