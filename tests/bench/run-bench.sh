@@ -14,10 +14,12 @@
 #  4. tests/bench/bench-report.py: build/results/bench/{bench.json,
 #     latency.csv, latency.png, summary.md}, printed at the end.
 #
-# BENCH_ROUNDS (default 200), BENCH_STORM (default "4 8 16 32") and
-# BENCH_DELAY_US (netem delay on each host's link, default 0) tune it;
-# BENCH_ONLY=hotpath stops after step 2, BENCH_ONLY=reqpath runs only
-# cm_peer_req_bench in step 3.
+# BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
+# default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
+# size and mode, default 3) and BENCH_DELAY_US (netem delay on each host's
+# link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
+# BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
+# BENCH_ONLY=conn only the connection benchmarks of step 3.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$(dirname "$0")/../uml-pair.sh"
@@ -35,7 +37,7 @@ log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
 	die "benchmark kernel build failed"
 }
 
-if [ "${BENCH_ONLY:-}" != reqpath ]; then
+if [ "${BENCH_ONLY:-}" != reqpath ] && [ "${BENCH_ONLY:-}" != conn ]; then
 	log "hot path: KUnit suite cm_peer_bench"
 	(cd "$SRC" && python3 tools/testing/kunit/kunit.py exec \
 		--build_dir="$BENCH_OUT" --raw_output=all --timeout=900 \
@@ -53,11 +55,12 @@ gcc -O2 -Wall -Wextra -Werror -o "$BUILD/peer_bench" \
 	-I"$TOP/tests" "$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs || die "peer_bench build"
 
 log "connection benchmarks on two UML hosts"
-uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-1500}" "$B" "$B/sync" \
+uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
 	"$TOP/tests/bench/uml-bench-init.sh" mem=2G BENCH_ONLY="${BENCH_ONLY:-}" \
 	kunit.enable=1 kunit.filter_glob=cm_peer_req_bench \
 	PEER_BIN="$BUILD/peer_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
-	BENCH_STORM="$(echo "${BENCH_STORM:-4 8 16 32}" | tr ' ' ,)" \
+	BENCH_RANKS="$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,)" \
+	BENCH_REPEAT="${BENCH_REPEAT:-3}" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"
 
 grep -o 'bench: .*' "$B/a/ktap-req-bench.txt" >"$B/reqpath.txt" 2>/dev/null ||

@@ -4,16 +4,18 @@
 # PID 1 of one of the two UML hosts of the benchmarks (hostfs root, the
 # kernel of build/uml-bench).  From the kernel command line: PEER_NAME
 # (a|b), PEER_IP, PEER_REMOTE, PEER_OUT, PEER_SYNC, PEER_BIN (peer_bench),
-# BENCH_ROUNDS (single-pair rounds), BENCH_STORM (endpoint counts, comma
-# separated: the kernel command line splits at spaces),
-# BENCH_DELAY_US (netem delay added on vec0, 0 for none).
+# BENCH_ROUNDS (single-pair rounds), BENCH_RANKS (ranks per host of each
+# storm, comma separated: the kernel command line splits at spaces),
+# BENCH_REPEAT (storms of each size and mode), BENCH_DELAY_US (netem delay
+# added on the link, 0 for none), BENCH_ONLY.
 #
-#  1. single pair, one endpoint per host: BENCH_ROUNDS rounds of each of
+#  1. single pair, one rank per host: BENCH_ROUNDS rounds of each of
 #     peer, cs, wa;
-#  2. storm: for each N in BENCH_STORM, N endpoints (host a runs the even
-#     ones, b the odd ones), every pair connects once, peer then wa;
+#  2. storms: for each R in BENCH_RANKS, R ranks per host, every rank
+#     connects to every rank of the other host (R x R connections), in
+#     each mode;
 #  3. host a alone: KUnit suite cm_peer_req_bench (BENCH_ONLY=reqpath: only
-#     this).
+#     this; BENCH_ONLY=conn: not this).
 #
 # Each run starts at a time agreed through PEER_SYNC; the CM counters of
 # rxe0 are saved around it.
@@ -35,64 +37,88 @@ fi
 set -x
 uml_rxe_up "$PEER_IP" "$PEER_REMOTE"
 if [ "${BENCH_DELAY_US:-0}" -gt 0 ]; then
-	tc qdisc add dev vec0 root netem delay "${BENCH_DELAY_US}us"
+	tc qdisc add dev "$PEER_NETDEV" root netem delay "${BENCH_DELAY_US}us"
 fi
-# endpoint k lives on host k % 2: a (198.18.0.1) even, b odd
+# rank k of R lives on host k / R: a is 198.18.0.1, b 198.18.0.2
 base_args=(--hosts 198.18.0.1,198.18.0.2)
 uname -a >"$out/conditions.txt"
 grep -m1 'model name' /proc/cpuinfo >>"$out/conditions.txt"
 
+# storm_run <ranks> <mode> <repeat>: one storm, results in $out/$run.*
+storm_run() {
+	local n=$1 mode=$2 run=storm-$1-$2-$3 k pids=() rc=0 peak i
+	local base=$((30000 + (run_no++ % 100) * 64))
+
+	drops >"$out/$run.drops.before"
+	uml_counters >"$out/$run.before"
+	slab_kb >"$out/$run.slab"
+	[ -r /proc/slabinfo ] && cp /proc/slabinfo "$out/$run.slabinfo.before"
+	for ((k = 0; k < n; k++)); do
+		"$PEER_BIN" "${base_args[@]}" --mode "$mode" --ranks "$n" \
+			--index $((hidx * n + k)) --window-ms 60000 \
+			--base-port "$base" --clock-file "$out/clock.$k" \
+			--ready-file "$out/$run.ready.$k" \
+			--start-file "$sync_dir/$run.start" \
+			>"$out/$run.$k.jsonl" 2>"$out/$run.$k.err" &
+		pids+=($!)
+	done
+	# the start: once every rank of both hosts has set up
+	for ((i = 0; i < 1200; i++)); do
+		[ "$(ls "$out" | grep -c "^$run\.ready\.")" -ge "$n" ] && break
+		sleep 0.1
+	done
+	uml_barrier "$sync_dir" "$me" "$other" "$run" 500 >/dev/null
+	peak=$(slab_kb)
+	while [ -n "$(jobs -rp)" ]; do
+		i=$(slab_kb)
+		[ "$i" -gt "$peak" ] && peak=$i
+		sleep 0.2
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || rc=1
+	done
+	echo $rc >"$out/$run.rc"
+	echo "$peak" >>"$out/$run.slab"
+	sleep 1
+	slab_kb >>"$out/$run.slab"
+	[ -r /proc/slabinfo ] && cp /proc/slabinfo "$out/$run.slabinfo.after"
+	uml_counters >"$out/$run.after"
+	drops >"$out/$run.drops.after"
+}
+
 # BENCH_ONLY=reqpath: only the REQ path suite (step 3), on host a
-[ "${BENCH_ONLY:-}" = reqpath ] && BENCH_ROUNDS=0 && BENCH_STORM=
+[ "${BENCH_ONLY:-}" = reqpath ] && BENCH_ROUNDS=0 && BENCH_RANKS=
 for mode in peer cs wa; do
 	[ "${BENCH_ROUNDS:-200}" -gt 0 ] || break
 	run=pair-$mode
 	start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
 	uml_counters >"$out/$run.before"
-	"$PEER_BIN" "${base_args[@]}" --mode "$mode" --endpoints 2 \
+	"$PEER_BIN" "${base_args[@]}" --mode "$mode" --ranks 1 \
 		--index "$hidx" --rounds "${BENCH_ROUNDS:-200}" \
-		--period-ms 100 --window-ms 50 --spin --start-ms "$start" \
+		--period-ms 100 --window-ms 50 --spin --start-ms "$start" --no-send \
 		--base-port 20000 --clock-file "$out/clock" >"$out/$run.0.jsonl" 2>"$out/$run.err"
 	echo $? >"$out/$run.rc"
 	uml_counters >"$out/$run.after"
 done
 
-# storm endpoints: one address (so one GID) each, endpoint k at
-# 198.18.1.(k+1), even ones on host a, odd ones on b, in one /16 with the
-# hosts' own addresses
-IFS=, read -r -a storm <<<"${BENCH_STORM-4,8,16,32}"
-max=0
-for n in "${storm[@]}"; do [ "$n" -gt $max ] && max=$n; done
-for ((k = hidx; k < max; k += 2)); do
-	ip addr add "198.18.1.$((k + 1))/16" dev vec0
-done
-sleep 1
+# 2. storms, MPI-style: R ranks per host, one port each on the host's
+#    address, every rank connects to every rank of the other host at
+#    once (R x R connections); BENCH_REPEAT times each mode, interleaved.
+#    Slab (/proc/meminfo) before, at its peak during, and after.
+IFS=, read -r -a storm <<<"${BENCH_RANKS-4,8,16,32}"
+slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
+# where packets may be lost: the link, the backlog, rxe
+drops() {
+	ip -s -s link show "$PEER_NETDEV"
+	cat /proc/net/softnet_stat
+	grep -H '' /sys/class/infiniband/rxe0/ports/1/hw_counters/* 2>/dev/null
+}
+run_no=0
 for n in "${storm[@]}"; do
-	list=$(for ((k = 0; k < n; k++)); do printf '198.18.1.%d,' $((k + 1)); done)
-	# all set-up happens before the start; the window bounds the storm
-	window=$((2000 + n * n * 25))
-	for mode in peer wa; do
-		run=storm-$n-$mode
-		start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" \
-			$((3000 + n * 400)))
-		uml_counters >"$out/$run.before"
-		pids=()
-		for ((k = hidx; k < n; k += 2)); do
-			"$PEER_BIN" --mode "$mode" \
-				--hosts "${list%,}" \
-				--endpoints "$n" --index "$k" --rounds 1 \
-				--period-ms $((2 * window)) --window-ms "$window" \
-				--start-ms "$start" --base-port 30000 \
-				--clock-file "$out/clock.$k" \
-				>"$out/$run.$k.jsonl" 2>"$out/$run.$k.err" &
-			pids+=($!)
+	for ((rep = 0; rep < ${BENCH_REPEAT:-3}; rep++)); do
+		for mode in peer cs wa; do
+			storm_run "$n" "$mode" "$rep"
 		done
-		rc=0
-		for p in "${pids[@]}"; do
-			wait "$p" || rc=1
-		done
-		echo $rc >"$out/$run.rc"
-		uml_counters >"$out/$run.after"
 	done
 done
 
@@ -101,7 +127,7 @@ uml_barrier "$sync_dir" "$me" "$other" done 0 >/dev/null
 # 3. the CM's cost per inbound REQ (KUnit cm_peer_req_bench, over rxe0 in
 #    loopback; host b is done by then)
 suite=/sys/kernel/debug/kunit/cm_peer_req_bench
-if [ "$me" = a ] && [ -w "$suite/run" ]; then
+if [ "$me" = a ] && [ -w "$suite/run" ] && [ "${BENCH_ONLY:-}" != conn ]; then
 	echo 1 >"$suite/run"
 	cat "$suite/results" >"$out/ktap-req-bench.txt"
 fi
