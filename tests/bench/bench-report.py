@@ -139,6 +139,8 @@ def main():
             result['conditions'][host] = open(p).read().strip()
     result['conditions']['rounds'] = os.environ.get('BENCH_ROUNDS', '200')
     result['conditions']['delay_us'] = os.environ.get('BENCH_DELAY_US', '0')
+    for k in ('BENCH_DATE', 'BENCH_COMMIT', 'BENCH_MACHINE'):
+        result['conditions'][k[6:].lower()] = os.environ.get(k, '?')
 
     rows = []
     for mode in ('peer', 'cs', 'wa'):
@@ -152,17 +154,7 @@ def main():
         'wa/cs p50': ratio(pw['p50_ms'], pc['p50_ms']),
         'wa/cs p99': ratio(pw['p99_ms'], pc['p99_ms']),
     }
-    sizes = sorted({int(os.path.basename(p).split('-')[1])
-                    for p in glob.glob(os.path.join(bdir, 'a', 'storm-*'))})
-    for n in sizes:
-        npairs = n * (n - 1) // 2
-        s = {}
-        for mode in ('peer', 'wa'):
-            s[mode], r = analyse(bdir, 'storm-%d-%s' % (n, mode), npairs)
-            rows += r
-        s['pairs'] = npairs
-        s['peer/wa total'] = ratio(s['peer']['total_ms'], s['wa']['total_ms'])
-        result['storm'][str(n)] = s
+    result['storm'] = storms(bdir)
     for name in ('hotpath', 'reqpath'):
         result[name] = read_bench_lines(os.path.join(bdir, name + '.txt'))
 
@@ -173,7 +165,10 @@ def main():
         for row in rows:
             f.write('%s,%d,%d,%.3f,%s\n' % row)
 
-    md = ['Single pair (%s rounds each, set-up time = later ESTABLISHED of '
+    c = result['conditions']
+    md = ['`make bench` run of %s, commit %s, on %s.' % (
+        c['date'], c['commit'], c['machine']), '',
+          'Single pair (%s rounds each, set-up time = later ESTABLISHED of '
           'the two ends from a common start; MADs counted by the receiving CM):'
           % result['conditions']['rounds'],
           '', '| mode | formed/expected | p50 ms | p99 ms | connect MADs/conn |'
@@ -194,19 +189,7 @@ def main():
         'Peer rounds by path: %s (p50 collision %s ms, held %s ms).' % (
         pp.get('paths'), fmt(pp.get('p50_ms_collision')),
         fmt(pp.get('p50_ms_held'))), '']
-    if result['storm']:
-        md += ['Storm (every pair of N endpoints connects at once, both '
-               'hosts):', '',
-               '| N | pairs | peer: formed, failed, total ms | '
-               'workaround: formed, failed, total ms | peer/workaround |',
-               '|---|---|---|---|---|']
-        for n, s in result['storm'].items():
-            md.append('| %s | %d | %d, %d, %s | %d, %d, %s | %s |' % (
-                n, s['pairs'], s['peer']['formed'], s['peer']['failed'],
-                fmt(s['peer']['total_ms']), s['wa']['formed'],
-                s['wa']['failed'], fmt(s['wa']['total_ms']),
-                fmt(s['peer/wa total'])))
-        md.append('')
+    md += storm_md(result['storm'])
     if result['hotpath']:
         md += ['Hot path (KUnit cm_peer_bench, ns per call):', '',
                '| case | ns |', '|---|---|']
@@ -222,6 +205,7 @@ def main():
         f.write(text)
     print(text)
     plot(bdir, rows)
+    plot_storms(bdir, result['storm'])
 
 
 def read_bench_lines(path):
@@ -258,6 +242,205 @@ def plot(bdir, rows):
               "set key bottom right\nset grid\n"
               "plot %s\n" % (os.path.join(bdir, 'latency.png'),
                              ', '.join(series)))
+    subprocess.run(['gnuplot'], input=script, text=True, check=False)
+
+
+STORM_MODES = ('peer', 'cs', 'wa')
+MODE_LABEL = {'peer': 'peer', 'cs': 'client/server', 'wa': 'workaround'}
+
+
+def slab(path):
+    """before, peak, after (kB of Slab in /proc/meminfo)"""
+    try:
+        v = [int(x) for x in open(path).read().split()]
+    except (OSError, ValueError):
+        return None
+    return v if len(v) == 3 else None
+
+
+def storm_one(bdir, run, expected):
+    """One storm run: formed over time, failures and what it cost."""
+    ends, rounds, mads = load_run(bdir, run)
+    by_pair = collections.defaultdict(list)
+    for e in ends:
+        by_pair[e['pair']].append(e)
+    formed, usable, errs = [], [], collections.Counter()
+    dups = sum(e.get('dup', 0) for e in ends)
+    wrong = sum(e.get('wrong', 0) for e in ends)
+    wrong += sum(r.get('stray', 0) for r in rounds)
+    for es in by_pair.values():
+        ok = (len(es) == 2 and all(e['est_ms'] >= 0 for e in es) and
+              not any(e['wrong'] or e['dup'] for e in es))
+        if ok and not (es[0]['qpn'] == es[1]['peer_qpn'] and
+                       es[1]['qpn'] == es[0]['peer_qpn']):
+            dups += 1      # two RC connections for one pair
+            ok = False
+        if not ok:
+            errs.update(e['err'] or 'ok' for e in es)
+            continue
+        formed.append(max(e['est_ms'] for e in es))
+        if all(e['ok'] for e in es):
+            usable.append(max(e['done_ms'] for e in es))
+        else:
+            errs.update(e['err'] for e in es if e['err'])
+    retries = collections.Counter()
+    rej = 0
+    for host in ('a', 'b'):
+        before = counters(os.path.join(bdir, host, run + '.before'))
+        after = counters(os.path.join(bdir, host, run + '.after'))
+        for k, v in after.items():
+            # not mra: a response sent without a cm_id (the MRA for a
+            # held REQ) counts as a retry too
+            if k.startswith('cm_tx_retries/') and not k.endswith('/mra'):
+                retries[k.split('/', 1)[1]] += v - before.get(k, 0)
+    rej = mads['rej']
+    nmads = sum(mads[k] for k in CONNECT_MADS)
+    return {
+        'expected': expected, 'formed': len(formed),
+        'failed': expected - len(formed), 'usable': len(usable),
+        'duplicates': dups, 'wrong_process': wrong,
+        'all_formed_ms': max(formed) if len(formed) == expected else None,
+        'p50_ms': pct(formed, 50),
+        'all_usable_ms': max(usable) if len(usable) == expected else None,
+        'rej_received': rej, 'errors': dict(errs),
+        'mads_per_conn': round(nmads / len(formed), 2) if formed else None,
+        'mads': {k: mads[k] for k in CONNECT_MADS},
+        'resent': dict(retries),
+        'slab_kb': {h: slab(os.path.join(bdir, h, run + '.slab'))
+                    for h in ('a', 'b')},
+        'late_ms': max([r.get('late_ms', 0) for r in rounds] or [0]),
+        'curve': sorted(formed),
+    }
+
+
+def median(values):
+    v = sorted(x for x in values if x is not None)
+    return v[(len(v) - 1) // 2] if v else None
+
+
+def storms(bdir):
+    """storm-R-MODE-REP runs -> per R and mode: runs and medians"""
+    runs = collections.defaultdict(list)
+    for path in glob.glob(os.path.join(bdir, 'a', 'storm-*.rc')):
+        name = os.path.basename(path)[:-3]
+        _, r, mode, rep = name.split('-')
+        runs[(int(r), mode)].append((int(rep), name))
+    out = {}
+    for (r, mode), reps in sorted(runs.items()):
+        s = out.setdefault(str(r), {'ranks': r, 'connections': r * r})
+        res = [storm_one(bdir, name, r * r) for _, name in sorted(reps)]
+        s[mode] = {
+            'runs': res,
+            'all_formed_ms': median(x['all_formed_ms'] for x in res),
+            'all_usable_ms': median(x['all_usable_ms'] for x in res),
+            'failed': sum(x['failed'] for x in res),
+            'duplicates': sum(x['duplicates'] for x in res),
+            'wrong_process': sum(x['wrong_process'] for x in res),
+            'rej_received': sum(x['rej_received'] for x in res),
+            'mads_per_conn': median(x['mads_per_conn'] for x in res),
+            'resent': sum(sum(x['resent'].values()) for x in res),
+        }
+    for s in out.values():
+        if not all(m in s for m in STORM_MODES):
+            continue
+        p, c, w = (s[m]['all_formed_ms'] for m in STORM_MODES)
+        s['peer/wa'] = ratio(p, w)
+        s['peer/cs'] = ratio(p, c)
+        s['targets'] = {
+            'peer <= 0.6 wa': s['peer/wa'] is not None and
+            s['peer/wa'] <= 0.6,
+            'peer <= 1.1 cs': s['peer/cs'] is not None and
+            s['peer/cs'] <= 1.1,
+            'no REJ (peer)': s['peer']['rej_received'] == 0,
+            'no wrong process': all(s[m]['wrong_process'] == 0
+                                    for m in STORM_MODES),
+        }
+    return out
+
+
+def slab_txt(runs):
+    """median over runs, both hosts: peak - before and after - before"""
+    peak, left = [], []
+    for x in runs:
+        for v in x['slab_kb'].values():
+            if v:
+                peak.append(v[1] - v[0])
+                left.append(v[2] - v[0])
+    return '%s / %s' % (fmt(median(peak)), fmt(median(left)))
+
+
+def storm_md(storm):
+    if not storm:
+        return []
+    md = ['Storms (R ranks per host, one port each; every rank connects to '
+          'every rank of the other host at once: R x R connections; '
+          'medians of %d runs per size and mode; time = all connections '
+          'ESTABLISHED at both ends, from the common start):' %
+          max(len(s[m]['runs']) for s in storm.values()
+              for m in STORM_MODES if m in s), '',
+          '| R x R | mode | all formed ms | all usable ms (SEND both ways) |'
+          ' failed | dup | wrong process | REJ | MADs/conn | resent MADs |'
+          ' slab kB peak / left |',
+          '|---|---|---|---|---|---|---|---|---|---|---|']
+    for s in storm.values():
+        for m in STORM_MODES:
+            if m not in s:
+                continue
+            x = s[m]
+            md.append('| %dx%d | %s | %s | %s | %d | %d | %d | %d | %s | %d | %s |'
+                      % (s['ranks'], s['ranks'], MODE_LABEL[m],
+                         fmt(x['all_formed_ms']), fmt(x['all_usable_ms']),
+                         x['failed'], x['duplicates'], x['wrong_process'],
+                         x['rej_received'], fmt(x['mads_per_conn']),
+                         x['resent'], slab_txt(x['runs'])))
+    md += ['', '| R x R | peer/workaround (target <= 0.6) | '
+           'peer/client-server (target <= 1.1) | targets met |',
+           '|---|---|---|---|']
+    for s in storm.values():
+        if 'targets' in s:
+            t = s['targets']
+            md.append('| %dx%d | %s | %s | %s |' % (
+                s['ranks'], s['ranks'], fmt(s['peer/wa']), fmt(s['peer/cs']),
+                ', '.join(k + (': yes' if v else ': NO')
+                          for k, v in t.items())))
+    md += ['', 'Each run, all formed ms (peer; client/server; workaround):', '']
+    for s in storm.values():
+        md.append('- %dx%d: %s' % (s['ranks'], s['ranks'], '; '.join(
+            ', '.join(fmt(x['all_formed_ms']) for x in s[m]['runs'])
+            for m in STORM_MODES if m in s)))
+    md.append('')
+    return md
+
+
+def plot_storms(bdir, storm):
+    """formed connections over time, per size, the median run of each mode"""
+    if not storm or not shutil.which('gnuplot'):
+        return
+    panels = []
+    for s in storm.values():
+        series = []
+        for m in STORM_MODES:
+            if m not in s:
+                continue
+            runs = s[m]['runs']
+            pick = sorted(runs, key=lambda x: x['curve'][-1] if x['curve']
+                          else 1e9)[(len(runs) - 1) // 2]
+            path = os.path.join(bdir, 'storm-%d-%s.dat' % (s['ranks'], m))
+            with open(path, 'w') as f:
+                for i, t in enumerate(pick['curve']):
+                    f.write('%.3f %d\n' % (t, i + 1))
+            series.append("'%s' using 1:2 with steps lw 2 title '%s'"
+                          % (path, MODE_LABEL[m]))
+        panels.append("set title '%dx%d ranks: %d connections'\nplot %s\n"
+                      % (s['ranks'], s['ranks'], s['connections'],
+                         ', '.join(series)))
+    rows = (len(panels) + 1) // 2
+    script = ("set terminal png size 1100,%d\nset output '%s'\n"
+              "set multiplot layout %d,2\nset xlabel 'ms from the start'\n"
+              "set ylabel 'connections formed'\nset key bottom right\n"
+              "set grid\n%sunset multiplot\n"
+              % (400 * rows, os.path.join(bdir, 'storms.png'), rows,
+                 ''.join(panels)))
     subprocess.run(['gnuplot'], input=script, text=True, check=False)
 
 

@@ -70,4 +70,7 @@ if [ "${BENCH_ONLY:-}" = reqpath ]; then
 	grep -Eq '^[[:space:]]*ok 1 peer_bench_req' "$B/a/ktap-req-bench.txt"
 	exit
 fi
-python3 "$TOP/tests/bench/bench-report.py" "$B"
+BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
+BENCH_COMMIT=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown) \
+BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), two UML kernels" \
+	python3 "$TOP/tests/bench/bench-report.py" "$B"
