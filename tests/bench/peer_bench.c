@@ -32,7 +32,8 @@
  * not: a connection to the wrong process).  A second CONNECT_REQUEST for
  * one pair is a duplicate and is refused.  A round ends when every
  * connection has sent and received (with --no-send: is ESTABLISHED),
- * failed, or --window-ms passed; then every end disconnects.  --rounds repeats it every --period-ms.
+ * failed, or --window-ms passed; then every end disconnects.  --rounds
+ * repeats it every --period-ms.
  *
  * Output, one JSON object per line on stdout:
  *   {"round":R,"pair":P,"me":K,"peer":J,"role":"...","ok":1,"conn_ms":C,
@@ -41,11 +42,14 @@
  *   {"round":R,"me":K,"late_ms":L,"stray":S,"matched":M,"claimed":C,
  *    "held":H}              per round: set-up overrun, CONNECT_REQUESTs
  *                           from no expected rank, cm_peer counter deltas
+ * With --trace, markers "pb rR ..." (start, rdma_connect, each CM event)
+ * go to the kernel trace (tracefs trace_marker).
  * Exit status 0 when every connection of every round was ok.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -110,6 +114,7 @@ static struct conn conns[MAX_CONNS];
 static struct rdma_cm_id *listener;
 static struct rdma_cm_id *refused;	/* to destroy once its event is acked */
 static int nconns, udp = -1, round_no, stray, port, in_round, draining;
+static int marker = -1;		/* --trace: the tracefs trace_marker */
 static double clock_offset_ms;	/* our clock minus the host's */
 static double clock_err;
 
@@ -123,6 +128,23 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* A line in the kernel trace, with --trace (see trace-round.py). */
+static void mark(const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	int n;
+
+	if (marker < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "pb r%d ", round_no);
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	if (write(marker, buf, n) < 0)
+		marker = -1;
 }
 
 static int host_of(int k)
@@ -212,8 +234,10 @@ static void do_connect(struct conn *c)
 	struct rdma_conn_param cp = conn_param(c);
 
 	c->t_conn = now_ms();
+	mark("rdma_connect pair %d", c->pair);
 	if (rdma_connect(c->id, &cp))
 		conn_fail(c, "connect", errno);
+	mark("rdma_connect done");
 }
 
 static void send_check(struct conn *c)
@@ -334,6 +358,7 @@ static void handle_one(struct rdma_cm_event *ev)
 
 static void handle(struct rdma_cm_event *ev)
 {
+	mark("event %s", rdma_event_str(ev->event));
 	handle_one(ev);
 	rdma_ack_cm_event(ev);
 	if (refused)
@@ -390,9 +415,8 @@ static void pump(double t, int (*done)(void))
 			return;
 		if (poll(pfd, 3, left) <= 0)
 			continue;
-		if ((pfd[0].revents & POLLIN) && !rdma_get_cm_event(ch, &ev)) {
+		if ((pfd[0].revents & POLLIN) && !rdma_get_cm_event(ch, &ev))
 			handle(ev);
-		}
 		if (pfd[1].revents & POLLIN)
 			cq_event();
 		if (pfd[2].revents & POLLIN)
@@ -620,6 +644,7 @@ static int run_round(void)
 	t0 = start_time(round_no);
 	late = now_ms() > t0 ? now_ms() - t0 : 0;
 	peer_sleep_until(t0, o.spin);
+	mark("start");
 	if (o.mode == WA && conns[0].role == R_SERVER) {
 		listen_on_port();
 		for (i = 0; i < nconns; i++)
@@ -672,7 +697,7 @@ static void print_usage(void)
 		"       (--start-ms HOST_EPOCH_MS | --start-file F [--ready-file G])\n"
 		"       [--ranks R] [--rounds N] [--period-ms P] [--window-ms W]\n"
 		"       [--base-port N] [--ctrl-port N] [--spin] [--dev D]\n"
-		"       [--no-send]\n");
+		"       [--no-send] [--trace]\n");
 	exit(2);
 }
 
@@ -686,7 +711,8 @@ static void parse(int argc, char **argv)
 		{ "start-file", 1, 0, 'F' }, { "ready-file", 1, 0, 'R' },
 		{ "base-port", 1, 0, 'b' }, { "ctrl-port", 1, 0, 'c' },
 		{ "clock-file", 1, 0, 'f' }, { "spin", 0, 0, 'S' },
-		{ "dev", 1, 0, 'D' }, { "no-send", 0, 0, 'N' }, { 0 },
+		{ "dev", 1, 0, 'D' }, { "no-send", 0, 0, 'N' },
+		{ "trace", 0, 0, 'T' }, { 0 },
 	};
 	char *hosts = NULL, *tok, *save;
 	int c;
@@ -742,6 +768,12 @@ static void parse(int argc, char **argv)
 			break;
 		case 'N':
 			o.no_send = 1;
+			break;
+		case 'T':
+			marker = open("/sys/kernel/tracing/trace_marker",
+				      O_WRONLY);
+			if (marker < 0)
+				die("trace_marker: %s", strerror(errno));
 			break;
 		default:
 			print_usage();

@@ -19,7 +19,10 @@
 # size and mode, default 3) and BENCH_DELAY_US (netem delay on each host's
 # link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
-# BENCH_ONLY=conn only the connection benchmarks of step 3.
+# BENCH_ONLY=conn only the connection benchmarks of step 3,
+# BENCH_ONLY=trace single-pair peer and client/server rounds with the
+# kernel trace on, one round of each kind printed on one time line
+# (tests/bench/trace-round.py, into trace.md).
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$(dirname "$0")/../uml-pair.sh"
@@ -37,14 +40,15 @@ log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
 	die "benchmark kernel build failed"
 }
 
-if [ "${BENCH_ONLY:-}" != reqpath ] && [ "${BENCH_ONLY:-}" != conn ]; then
+case "${BENCH_ONLY:-}" in reqpath | conn | trace) ;; *)
 	log "hot path: KUnit suite cm_peer_bench"
 	(cd "$SRC" && python3 tools/testing/kunit/kunit.py exec \
 		--build_dir="$BENCH_OUT" --raw_output=all --timeout=900 \
 		'cm_peer_bench') >"$B/kunit.log" 2>&1
 	echo $? >"$B/kunit.rc"
 	grep -o 'bench: .*' "$B/kunit.log" >"$B/hotpath.txt"
-fi
+	;;
+esac
 if [ "${BENCH_ONLY:-}" = hotpath ]; then
 	cat "$B/hotpath.txt"
 	exit "$(cat "$B/kunit.rc")"
@@ -63,6 +67,10 @@ uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
 	BENCH_REPEAT="${BENCH_REPEAT:-3}" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"
 
+if [ "${BENCH_ONLY:-}" = trace ]; then
+	python3 "$TOP/tests/bench/trace-round.py" "$B"
+	exit
+fi
 grep -o 'bench: .*' "$B/a/ktap-req-bench.txt" >"$B/reqpath.txt" 2>/dev/null ||
 	log "no REQ path results (a/ktap-req-bench.txt)"
 if [ "${BENCH_ONLY:-}" = reqpath ]; then

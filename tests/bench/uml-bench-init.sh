@@ -86,6 +86,35 @@ storm_run() {
 	drops >"$out/$run.drops.after"
 }
 
+# trace_pairs: BENCH_ONLY=trace, single-pair peer and cs rounds with the
+# CM's, the MAD layer's and the scheduler's trace events and peer_bench's
+# markers, into $out/trace-MODE.txt (tests/bench/trace-round.py reads them)
+trace_pairs() {
+	local t=/sys/kernel/tracing mode run start e
+
+	mount -t tracefs tracefs $t || return
+	echo 16384 >$t/buffer_size_kb
+	for e in ib_cm rdma_cma ib_mad; do
+		echo 1 >"$t/events/$e/enable"
+	done
+	echo 1 >$t/events/sched/sched_switch/enable
+	echo 1 >$t/events/sched/sched_wakeup/enable
+	for mode in peer cs; do
+		run=trace-$mode
+		echo >$t/trace
+		start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
+		"$PEER_BIN" "${base_args[@]}" --mode "$mode" --ranks 1 \
+			--index "$hidx" --rounds "${BENCH_ROUNDS:-40}" \
+			--period-ms 100 --window-ms 50 --spin --start-ms "$start" \
+			--no-send --trace --base-port 25000 \
+			--clock-file "$out/clock" >"$out/$run.0.jsonl" 2>"$out/$run.err"
+		cp $t/trace "$out/$run.txt"
+	done
+	uml_barrier "$sync_dir" "$me" "$other" done 0 >/dev/null
+	uml_finish "$out"
+}
+
+[ "${BENCH_ONLY:-}" = trace ] && trace_pairs
 # BENCH_ONLY=reqpath: only the REQ path suite (step 3), on host a
 [ "${BENCH_ONLY:-}" = reqpath ] && BENCH_ROUNDS=0 && BENCH_RANKS=
 for mode in peer cs wa; do
