@@ -69,7 +69,11 @@ def load_run(bdir, run):
     return ends, rounds, mads
 
 
-def analyse(bdir, run, npairs_per_round):
+HELD_DELAY_MS = 5      # uml-bench-init.sh: b connects that late in pair-held
+
+
+def analyse(bdir, run, npairs_per_round, offset_ms=0.0):
+    """set-up times from @offset_ms after the start (the later connect)"""
     ends, rounds, mads = load_run(bdir, run)
     by_conn = collections.defaultdict(list)
     for e in ends:
@@ -93,7 +97,7 @@ def analyse(bdir, run, npairs_per_round):
             failed += 1
             continue
         formed += 1
-        t = max(e['est_ms'] for e in es)
+        t = max(e['est_ms'] for e in es) - offset_ms
         lat.append(t)
         per_round[rnd] = max(per_round.get(rnd, 0), t)
         path = '+'.join(sorted(path_of.get(rnd, ()))) or '-'
@@ -111,7 +115,7 @@ def analyse(bdir, run, npairs_per_round):
     }
     res['connect_mads_per_conn'] = (round(sum(mads[k] for k in CONNECT_MADS)
                                           / formed, 2) if formed else None)
-    if run.startswith('pair-peer'):
+    if run.startswith('pair-peer') or run.startswith('pair-held'):
         paths = collections.Counter('+'.join(sorted(path_of.get(r, ())))
                                     or 'none' for r in per_round)
         res['paths'] = dict(paths)
@@ -143,12 +147,15 @@ def main():
         result['conditions'][k[6:].lower()] = os.environ.get(k, '?')
 
     rows = []
-    for mode in ('peer', 'cs', 'wa'):
-        res, r = analyse(bdir, 'pair-' + mode, 1)
+    for mode in ('peer', 'cs', 'wa', 'held'):
+        res, r = analyse(bdir, 'pair-' + mode, 1,
+                         HELD_DELAY_MS if mode == 'held' else 0)
         result['pair'][mode] = res
         rows += r
-    pp, pc, pw = (result['pair'][m] for m in ('peer', 'cs', 'wa'))
+    pp, pc, pw, ph = (result['pair'][m] for m in ('peer', 'cs', 'wa', 'held'))
     result['pair']['ratios'] = {
+        'held/cs p50': ratio(ph['p50_ms'], pc['p50_ms']),
+        'held/cs p99': ratio(ph['p99_ms'], pc['p99_ms']),
         'peer/cs p50': ratio(pp['p50_ms'], pc['p50_ms']),
         'peer/cs p99': ratio(pp['p99_ms'], pc['p99_ms']),
         'wa/cs p50': ratio(pw['p50_ms'], pc['p50_ms']),
@@ -175,7 +182,9 @@ def main():
           ' REQ | REP | RTU | MRA |', '|---|---|---|---|---|---|---|---|---|']
     for mode, label in (('peer', 'peer (a)'),
                         ('cs', 'client/server (b)'),
-                        ('wa', 'workaround (c)')):
+                        ('wa', 'workaround (c)'),
+                        ('held', 'peer, held (b connects %d ms late; '
+                         'time from then)' % HELD_DELAY_MS)):
         r = result['pair'][mode]
         m = r['mads_per_conn']
         md.append('| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s |' % (
@@ -183,9 +192,11 @@ def main():
             fmt(r['p99_ms']), fmt(r['connect_mads_per_conn']), fmt(m['req']),
             fmt(m['rep']), fmt(m['rtu']), fmt(m['mra'])))
     rt = result['pair']['ratios']
-    md += ['', 'Ratios: a/b p50 %s, p99 %s; c/b p50 %s, p99 %s.' % (
-        fmt(rt['peer/cs p50']), fmt(rt['peer/cs p99']),
-        fmt(rt['wa/cs p50']), fmt(rt['wa/cs p99'])),
+    md += ['', 'Ratios: a/b p50 %s, p99 %s; c/b p50 %s, p99 %s; '
+           'held/b p50 %s, p99 %s.' % (
+               fmt(rt['peer/cs p50']), fmt(rt['peer/cs p99']),
+               fmt(rt['wa/cs p50']), fmt(rt['wa/cs p99']),
+               fmt(rt['held/cs p50']), fmt(rt['held/cs p99'])),
         'Peer rounds by path: %s (p50 collision %s ms, held %s ms).' % (
         pp.get('paths'), fmt(pp.get('p50_ms_collision')),
         fmt(pp.get('p50_ms_held'))), '']
@@ -224,7 +235,7 @@ def plot(bdir, rows):
         print('gnuplot not installed: no latency.png', file=sys.stderr)
         return
     series = []
-    for run in ('pair-peer', 'pair-cs', 'pair-wa'):
+    for run in ('pair-peer', 'pair-cs', 'pair-wa', 'pair-held'):
         vals = sorted(t for (r, _, _, t, _) in rows if r == run)
         if not vals:
             continue

@@ -42,6 +42,8 @@
  *   {"round":R,"me":K,"late_ms":L,"stray":S,"matched":M,"claimed":C,
  *    "held":H}              per round: set-up overrun, CONNECT_REQUESTs
  *                           from no expected rank, cm_peer counter deltas
+ * --delay-ms D: this end's rdma_connect() calls come D ms after the start
+ * (the other end's peer REQ is then held here until they do).
  * With --trace, markers "pb rR ..." (start, rdma_connect, each CM event)
  * go to the kernel trace (tracefs trace_marker).
  * Exit status 0 when every connection of every round was ok.
@@ -96,7 +98,7 @@ struct conn {
 static struct {
 	enum mode mode;
 	int ranks, index, rounds, period_ms, window_ms, base_port, ctrl_port;
-	int spin, nhosts, no_send;
+	int spin, nhosts, no_send, delay_ms;
 	long long start_ms;
 	char *hosts[MAX_HOSTS];
 	const char *dev, *clock_file, *ready_file, *start_file;
@@ -650,6 +652,8 @@ static int run_round(void)
 		for (i = 0; i < nconns; i++)
 			notify(&conns[i]);
 	}
+	if (o.delay_ms)
+		peer_sleep_until(t0 + o.delay_ms, o.spin);
 	for (i = 0; i < nconns; i++)
 		if (conns[i].role != R_SERVER && o.mode != WA)
 			do_connect(&conns[i]);
@@ -697,7 +701,7 @@ static void print_usage(void)
 		"       (--start-ms HOST_EPOCH_MS | --start-file F [--ready-file G])\n"
 		"       [--ranks R] [--rounds N] [--period-ms P] [--window-ms W]\n"
 		"       [--base-port N] [--ctrl-port N] [--spin] [--dev D]\n"
-		"       [--no-send] [--trace]\n");
+		"       [--no-send] [--trace] [--delay-ms D]\n");
 	exit(2);
 }
 
@@ -712,7 +716,7 @@ static void parse(int argc, char **argv)
 		{ "base-port", 1, 0, 'b' }, { "ctrl-port", 1, 0, 'c' },
 		{ "clock-file", 1, 0, 'f' }, { "spin", 0, 0, 'S' },
 		{ "dev", 1, 0, 'D' }, { "no-send", 0, 0, 'N' },
-		{ "trace", 0, 0, 'T' }, { 0 },
+		{ "trace", 0, 0, 'T' }, { "delay-ms", 1, 0, 'd' }, { 0 },
 	};
 	char *hosts = NULL, *tok, *save;
 	int c;
@@ -768,6 +772,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'N':
 			o.no_send = 1;
+			break;
+		case 'd':
+			o.delay_ms = atoi(optarg);
 			break;
 		case 'T':
 			marker = open("/sys/kernel/tracing/trace_marker",

@@ -9,10 +9,12 @@
 #  2. hot path: runs the cm_peer_bench KUnit suite (REQ decision cost);
 #  3. connections: boots two UML hosts over a vector link with soft-RoCE
 #     (as the e2e test) running tests/bench/uml-bench-init.sh: single-pair
-#     peer / client-server / workaround rounds, then storms, then on host
-#     a the KUnit suite cm_peer_req_bench (the CM's cost per inbound REQ);
+#     peer / client-server / workaround / held rounds, then storms of R x R
+#     ranks, then traced single-pair rounds, then on host a the KUnit
+#     suite cm_peer_req_bench (the CM's cost per inbound REQ);
 #  4. tests/bench/bench-report.py: build/results/bench/{bench.json,
-#     latency.csv, latency.png, summary.md}, printed at the end.
+#     latency.csv, latency.png, storms.png, summary.md}, printed at the
+#     end; tests/bench/trace-round.py: trace.md.
 #
 # BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
 # default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
@@ -65,6 +67,7 @@ uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
 	PEER_BIN="$BUILD/peer_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
 	BENCH_RANKS="$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,)" \
 	BENCH_REPEAT="${BENCH_REPEAT:-3}" \
+	BENCH_STORM_ARGS="$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,)" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"
 
 if [ "${BENCH_ONLY:-}" = trace ]; then
@@ -82,3 +85,5 @@ BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
 BENCH_COMMIT=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown) \
 BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), two UML kernels" \
 	python3 "$TOP/tests/bench/bench-report.py" "$B"
+python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
+	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"

@@ -4,11 +4,11 @@
 
 usage: trace-round.py BENCH_DIR
 
-Reads {a,b}/trace-{peer,cs}.txt (kernel trace with peer_bench's "pb rR"
-markers, BENCH_ONLY=trace make bench) and {a,b}/trace-{peer,cs}.0.jsonl.
-Picks the median held round and the median collision round of the peer
-run (by the later ESTABLISHED of the two ends) and the median round of
-the client/server run, and prints, for each, every CM, MAD and marker
+Reads {a,b}/trace-{peer,held,cs}.txt (kernel trace with peer_bench's
+"pb rR" markers, BENCH_ONLY=trace make bench) and the runs' .0.jsonl.
+Picks the median held round of the held run (b connects 5 ms late), the
+median collision round of the peer run (by the later ESTABLISHED of the
+two ends) and the median round of the client/server run, and prints, for each, every CM, MAD and marker
 event of both hosts and the scheduler's switches to and from peer_bench,
 in ms from the round's start marker of that host (both hosts start at the
 same host-clock time).  Writes BENCH_DIR/trace.md.
@@ -98,7 +98,7 @@ def timeline(bdir, mode, r):
 def main():
     bdir = sys.argv[1]
     md = []
-    for mode, kind in (('peer', 'held'), ('peer', 'collision'),
+    for mode, kind in (('held', 'held'), ('peer', 'collision'),
                        ('cs', 'cs')):
         got = pick(bdir, mode, kind)
         if not got:

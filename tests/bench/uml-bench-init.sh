@@ -6,16 +6,19 @@
 # (a|b), PEER_IP, PEER_REMOTE, PEER_OUT, PEER_SYNC, PEER_BIN (peer_bench),
 # BENCH_ROUNDS (single-pair rounds), BENCH_RANKS (ranks per host of each
 # storm, comma separated: the kernel command line splits at spaces),
-# BENCH_REPEAT (storms of each size and mode), BENCH_DELAY_US (netem delay
+# BENCH_REPEAT (storms of each size and mode), BENCH_STORM_ARGS (more
+# peer_bench arguments for the storms, comma separated), BENCH_DELAY_US (netem delay
 # added on the link, 0 for none), BENCH_ONLY.
 #
 #  1. single pair, one rank per host: BENCH_ROUNDS rounds of each of
-#     peer, cs, wa;
+#     peer, cs, wa, and held (peer, b connects 5 ms late);
 #  2. storms: for each R in BENCH_RANKS, R ranks per host, every rank
 #     connects to every rank of the other host (R x R connections), in
 #     each mode;
+#  2b. single-pair peer, held and cs rounds with the kernel trace on
+#     (BENCH_ONLY=trace: only this);
 #  3. host a alone: KUnit suite cm_peer_req_bench (BENCH_ONLY=reqpath: only
-#     this; BENCH_ONLY=conn: not this).
+#     this; BENCH_ONLY=conn: steps 1 and 2 only).
 #
 # Each run starts at a time agreed through PEER_SYNC; the CM counters of
 # rxe0 are saved around it.
@@ -44,6 +47,29 @@ base_args=(--hosts 198.18.0.1,198.18.0.2)
 uname -a >"$out/conditions.txt"
 grep -m1 'model name' /proc/cpuinfo >>"$out/conditions.txt"
 
+# pair_rounds <mode> <run> <rounds> <base port> [args]: single-pair
+# rounds, one rank per host.  Mode held is peer with host b's
+# rdma_connect() 5 ms after the start: a's REQ is always held at b.
+pair_rounds() {
+	local mode=$1 run=$2 rounds=$3 port=$4 start extra=()
+
+	shift 4
+	if [ "$mode" = held ]; then
+		mode=peer
+		[ "$me" = b ] && extra=(--delay-ms "$HELD_DELAY_MS")
+	fi
+	start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
+	uml_counters >"$out/$run.before"
+	"$PEER_BIN" "${base_args[@]}" --mode "$mode" --ranks 1 \
+		--index "$hidx" --rounds "$rounds" --period-ms 100 \
+		--window-ms 50 --spin --start-ms "$start" --no-send \
+		--base-port "$port" --clock-file "$out/clock" "${extra[@]}" "$@" \
+		>"$out/$run.0.jsonl" 2>"$out/$run.err"
+	echo $? >"$out/$run.rc"
+	uml_counters >"$out/$run.after"
+}
+HELD_DELAY_MS=5
+
 # storm_run <ranks> <mode> <repeat>: one storm, results in $out/$run.*
 storm_run() {
 	local n=$1 mode=$2 run=storm-$1-$2-$3 k pids=() rc=0 peak i
@@ -58,7 +84,7 @@ storm_run() {
 			--index $((hidx * n + k)) --window-ms 60000 \
 			--base-port "$base" --clock-file "$out/clock.$k" \
 			--ready-file "$out/$run.ready.$k" \
-			--start-file "$sync_dir/$run.start" \
+			--start-file "$sync_dir/$run.start" ${BENCH_STORM_ARGS//,/ } \
 			>"$out/$run.$k.jsonl" 2>"$out/$run.$k.err" &
 		pids+=($!)
 	done
@@ -86,48 +112,38 @@ storm_run() {
 	drops >"$out/$run.drops.after"
 }
 
-# trace_pairs: BENCH_ONLY=trace, single-pair peer and cs rounds with the
+# trace_pairs: BENCH_ONLY=trace, single-pair peer, held and cs rounds with the
 # CM's, the MAD layer's and the scheduler's trace events and peer_bench's
 # markers, into $out/trace-MODE.txt (tests/bench/trace-round.py reads them)
 trace_pairs() {
-	local t=/sys/kernel/tracing mode run start e
+	local t=/sys/kernel/tracing mode e
 
 	mount -t tracefs tracefs $t || return
 	echo 16384 >$t/buffer_size_kb
+	# UML's default (local) trace clock ticks in jiffies
+	echo mono >$t/trace_clock
 	for e in ib_cm rdma_cma ib_mad; do
 		echo 1 >"$t/events/$e/enable"
 	done
 	echo 1 >$t/events/sched/sched_switch/enable
 	echo 1 >$t/events/sched/sched_wakeup/enable
-	for mode in peer cs; do
-		run=trace-$mode
+	for mode in peer held cs; do
 		echo >$t/trace
-		start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
-		"$PEER_BIN" "${base_args[@]}" --mode "$mode" --ranks 1 \
-			--index "$hidx" --rounds "${BENCH_ROUNDS:-40}" \
-			--period-ms 100 --window-ms 50 --spin --start-ms "$start" \
-			--no-send --trace --base-port 25000 \
-			--clock-file "$out/clock" >"$out/$run.0.jsonl" 2>"$out/$run.err"
-		cp $t/trace "$out/$run.txt"
+		pair_rounds "$mode" "trace-$mode" "${BENCH_ROUNDS:-40}" 25000 \
+			--trace
+		cp $t/trace "$out/trace-$mode.txt"
 	done
-	uml_barrier "$sync_dir" "$me" "$other" done 0 >/dev/null
-	uml_finish "$out"
+	echo 0 >$t/tracing_on
 }
 
-[ "${BENCH_ONLY:-}" = trace ] && trace_pairs
+if [ "${BENCH_ONLY:-}" = trace ]; then
+	BENCH_ROUNDS=0 BENCH_RANKS=
+fi
 # BENCH_ONLY=reqpath: only the REQ path suite (step 3), on host a
 [ "${BENCH_ONLY:-}" = reqpath ] && BENCH_ROUNDS=0 && BENCH_RANKS=
-for mode in peer cs wa; do
+for mode in peer cs wa held; do
 	[ "${BENCH_ROUNDS:-200}" -gt 0 ] || break
-	run=pair-$mode
-	start=$(uml_barrier "$sync_dir" "$me" "$other" "$run" 3000)
-	uml_counters >"$out/$run.before"
-	"$PEER_BIN" "${base_args[@]}" --mode "$mode" --ranks 1 \
-		--index "$hidx" --rounds "${BENCH_ROUNDS:-200}" \
-		--period-ms 100 --window-ms 50 --spin --start-ms "$start" --no-send \
-		--base-port 20000 --clock-file "$out/clock" >"$out/$run.0.jsonl" 2>"$out/$run.err"
-	echo $? >"$out/$run.rc"
-	uml_counters >"$out/$run.after"
+	pair_rounds "$mode" pair-$mode "${BENCH_ROUNDS:-200}" 20000
 done
 
 # 2. storms, MPI-style: R ranks per host, one port each on the host's
@@ -151,12 +167,17 @@ for n in "${storm[@]}"; do
 	done
 done
 
+# 2b. the trace (last: tracepoints stay off for everything else)
+[ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = trace ] &&
+	BENCH_ROUNDS=40 trace_pairs
+
 uml_barrier "$sync_dir" "$me" "$other" done 0 >/dev/null
 
 # 3. the CM's cost per inbound REQ (KUnit cm_peer_req_bench, over rxe0 in
 #    loopback; host b is done by then)
 suite=/sys/kernel/debug/kunit/cm_peer_req_bench
-if [ "$me" = a ] && [ -w "$suite/run" ] && [ "${BENCH_ONLY:-}" != conn ]; then
+case "${BENCH_ONLY:-}" in "" | reqpath) run_req=1 ;; *) run_req= ;; esac
+if [ "$me" = a ] && [ -w "$suite/run" ] && [ -n "$run_req" ]; then
 	echo 1 >"$suite/run"
 	cat "$suite/results" >"$out/ktap-req-bench.txt"
 fi
