@@ -18,7 +18,7 @@
 #
 # BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
 # default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
-# size and mode, default 3) and BENCH_DELAY_US (netem delay on each host's
+# size and mode, default 5) and BENCH_DELAY_US (netem delay on each host's
 # link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
 # BENCH_ONLY=conn only the connection benchmarks of step 3,
@@ -66,7 +66,7 @@ uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
 	kunit.enable=1 kunit.filter_glob=cm_peer_req_bench \
 	PEER_BIN="$BUILD/peer_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
 	BENCH_RANKS="$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,)" \
-	BENCH_REPEAT="${BENCH_REPEAT:-3}" \
+	BENCH_REPEAT="${BENCH_REPEAT:-5}" \
 	BENCH_STORM_ARGS="$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,)" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"
 

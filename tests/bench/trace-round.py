@@ -11,7 +11,8 @@ median collision round of the peer run (by the later ESTABLISHED of the
 two ends) and the median round of the client/server run, and prints, for each, every CM, MAD and marker
 event of both hosts and the scheduler's switches to and from peer_bench,
 in ms from the round's start marker of that host (both hosts start at the
-same host-clock time).  Writes BENCH_DIR/trace.md.
+same host-clock time).  Writes BENCH_DIR/trace.md (CM, MAD and marker
+events) and trace-sched.md (with the scheduler's events too).
 """
 import collections
 import json
@@ -97,12 +98,13 @@ def timeline(bdir, mode, r):
 
 def main():
     bdir = sys.argv[1]
-    md = []
+    md, full = [], []
     for mode, kind in (('held', 'held'), ('peer', 'collision'),
                        ('cs', 'cs')):
         got = pick(bdir, mode, kind)
         if not got:
             md += ['No %s round in the %s run.' % (kind, mode), '']
+            full += md[-2:]
             continue
         (t, r, ea, eb), n = got
         md += ['### %s: round %d (median of %d such rounds), both ends '
@@ -111,14 +113,20 @@ def main():
                'b: %.3f ms, %.3f ms (ms from the common start)' %
                (ea['conn_ms'], ea['est_ms'], eb['conn_ms'], eb['est_ms']),
                '', '```']
+        full += md[-5:]
         for dt, h, comm, ev, rest in timeline(bdir, mode, r):
             if dt < -5 or dt > t + 5:
                 continue
-            md.append('%9.3f %s %-16.16s %-26s %s' % (dt, h, comm, ev, rest))
+            line = '%9.3f %s %-16.16s %-26s %s' % (dt, h, comm, ev, rest)
+            full.append(line)
+            if not ev.startswith('sched_'):
+                md.append(line)
         md += ['```', '']
+        full += ['```', '']
     text = '\n'.join(md) + '\n'
-    with open(os.path.join(bdir, 'trace.md'), 'w') as f:
-        f.write(text)
+    for name, lines in (('trace.md', md), ('trace-sched.md', full)):
+        with open(os.path.join(bdir, name), 'w') as f:
+            f.write('\n'.join(lines) + '\n')
     print(text)
 
 
