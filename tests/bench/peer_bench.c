@@ -44,8 +44,8 @@
  *                           from no expected rank, cm_peer counter deltas
  * --delay-ms D: this end's rdma_connect() calls come D ms after the start
  * (the other end's peer REQ is then held here until they do).
- * With --trace, markers "pb rR ..." (start, rdma_connect, each CM event)
- * go to the kernel trace (tracefs trace_marker).
+ * With --trace, markers "pb rR @MS ..." (start, rdma_connect, each CM
+ * event) go to the kernel trace (tracefs trace_marker).
  * Exit status 0 when every connection of every round was ok.
  */
 #define _GNU_SOURCE
@@ -117,6 +117,7 @@ static struct rdma_cm_id *listener;
 static struct rdma_cm_id *refused;	/* to destroy once its event is acked */
 static int nconns, udp = -1, round_no, stray, port, in_round, draining;
 static int marker = -1;		/* --trace: the tracefs trace_marker */
+static double mark_t0;		/* the round's start, our clock */
 static double clock_offset_ms;	/* our clock minus the host's */
 static double clock_err;
 
@@ -132,7 +133,11 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-/* A line in the kernel trace, with --trace (see trace-round.py). */
+/*
+ * A line in the kernel trace, with --trace: "pb rROUND @MS what", MS from
+ * the round's start by our clock, which trace-round.py maps the trace's
+ * clock to (the two hosts' traces have no common clock).
+ */
 static void mark(const char *fmt, ...)
 {
 	char buf[128];
@@ -141,7 +146,8 @@ static void mark(const char *fmt, ...)
 
 	if (marker < 0)
 		return;
-	n = snprintf(buf, sizeof(buf), "pb r%d ", round_no);
+	n = snprintf(buf, sizeof(buf), "pb r%d @%.3f ", round_no,
+		     now_ms() - mark_t0);
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	va_end(ap);
@@ -644,6 +650,7 @@ static int run_round(void)
 
 	setup_round();
 	t0 = start_time(round_no);
+	mark_t0 = t0;
 	late = now_ms() > t0 ? now_ms() - t0 : 0;
 	peer_sleep_until(t0, o.spin);
 	mark("start");

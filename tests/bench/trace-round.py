@@ -10,8 +10,7 @@ Picks the median held round of the held run (b connects 5 ms late), the
 median collision round of the peer run (by the later ESTABLISHED of the
 two ends) and the median round of the client/server run, and prints, for each, every CM, MAD and marker
 event of both hosts and the scheduler's switches to and from peer_bench,
-in ms from the round's start marker of that host (both hosts start at the
-same host-clock time).  Writes BENCH_DIR/trace.md (CM, MAD and marker
+in ms from the round's common start (host clock, see load_trace()).  Writes BENCH_DIR/trace.md (CM, MAD and marker
 events) and trace-sched.md (with the scheduler's events too).
 """
 import collections
@@ -24,10 +23,18 @@ LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
 
 
 def load_trace(path):
-    rounds = collections.defaultdict(list)   # round -> [(t, comm, ev, rest)]
-    starts, cur = {}, None
+    """round -> [(ms from the round's start, comm, event, text)]
+
+    A marker "pb rR @MS what" was written MS after the round's start by
+    the host clock (peer_bench's); the trace's own clock is the UML
+    kernel's, unrelated to the other host's: each round's events are
+    placed on the host clock by the median of (trace time - MS) over its
+    markers, which a late wake-up of one marker does not move.
+    """
+    raw = collections.defaultdict(list)
+    cur = None
     if not os.path.exists(path):
-        return rounds, starts
+        return {}
     for line in open(path):
         m = LINE.match(line)
         if not m:
@@ -35,12 +42,11 @@ def load_trace(path):
         comm, _, _, ts, ev, rest = m.groups()
         t = float(ts) * 1e3
         if ev == 'tracing_mark_write':
-            mm = re.match(r'pb r(\d+) (.*)', rest)
+            mm = re.match(r'pb r(\d+) @(-?[\d.]+) (.*)', rest)
             if mm:
                 cur = int(mm.group(1))
-                if mm.group(2) == 'start':
-                    starts[cur] = t
-                rounds[cur].append((t, comm, 'mark', mm.group(2)))
+                raw[cur].append((t, comm, 'mark', mm.group(3),
+                                 float(mm.group(2))))
                 continue
         if cur is None:
             continue
@@ -48,8 +54,13 @@ def load_trace(path):
             if 'peer_bench' not in rest:
                 continue
             rest = re.sub(r'prev_prio=\S+ |next_prio=\S+|prio=\S+ ', '', rest)
-        rounds[cur].append((t, comm, ev, rest[:110]))
-    return rounds, starts
+        raw[cur].append((t, comm, ev, rest[:110], None))
+    rounds = {}
+    for r, evs in raw.items():
+        offs = sorted(t - at for t, _, _, _, at in evs if at is not None)
+        c = offs[(len(offs) - 1) // 2]
+        rounds[r] = [(t - c, comm, ev, rest) for t, comm, ev, rest, _ in evs]
+    return rounds
 
 
 def load_ends(path):
@@ -85,13 +96,9 @@ def pick(bdir, mode, kind):
 def timeline(bdir, mode, r):
     out = []
     for h in 'ab':
-        rounds, starts = load_trace(os.path.join(bdir, h, 'trace-%s.txt'
-                                                 % mode))
-        t0 = starts.get(r)
-        if t0 is None:
-            continue
-        for t, comm, ev, rest in rounds[r]:
-            out.append((t - t0, h, comm, ev, rest))
+        rounds = load_trace(os.path.join(bdir, h, 'trace-%s.txt' % mode))
+        for t, comm, ev, rest in rounds.get(r, []):
+            out.append((t, h, comm, ev, rest))
     out.sort()
     return out
 
