@@ -83,6 +83,40 @@ static inline int peer_host_clock_offset(const char *path, double *offset,
 	return 0;
 }
 
+/*
+ * peer_host_clock_offset() from @n samples (n >= 1), for millisecond work.
+ * A sample bounds the offset from above by (after - mtime), always, and
+ * from below by (before - mtime) when the host's timestamps are fine
+ * grained; coarse ones (a host tick behind) break the lower bound, which
+ * is then dropped.  The bounds of all samples are intersected.
+ */
+static inline int peer_host_clock_offset_best(const char *path, int n,
+					      double *offset, double *err)
+{
+	double lo = -1e300, hi = 1e300, width = 1e300, off, e;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (peer_host_clock_offset(path, &off, &e))
+			return -1;
+		/* off + e = after - mtime, off - e = before - mtime */
+		if (off + e < hi)
+			hi = off + e;
+		if (off - e > lo)
+			lo = off - e;
+		if (e < width)
+			width = e;
+	}
+	if (lo <= hi) {
+		*offset = (lo + hi) / 2;
+		*err = (hi - lo) / 2;
+	} else {
+		*offset = hi - width;
+		*err = width;
+	}
+	return 0;
+}
+
 /* Sleep until @at (epoch ms); with @spin, spin the last 30 ms (ticks). */
 static inline void peer_sleep_until(double at, int spin)
 {

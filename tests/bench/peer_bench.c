@@ -810,8 +810,11 @@ int main(int argc, char **argv)
 
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (peer_host_clock_offset(o.clock_file, &clock_offset_ms, &clock_err))
+	if (peer_host_clock_offset_best(o.clock_file, 20, &clock_offset_ms,
+					&clock_err))
 		die("%s: %s", o.clock_file, strerror(errno));
+	fprintf(stderr, "peer_bench[%d]: clock offset %.3f ms, +-%.3f\n",
+		o.index, clock_offset_ms, clock_err);
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel: %s", strerror(errno));
