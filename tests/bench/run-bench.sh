@@ -18,12 +18,13 @@
 #
 # BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
 # default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
-# size and mode, default 5) and BENCH_DELAY_US (netem delay on each host's
-# link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
+# size and mode, default 5), BENCH_STORM_ARGS (more peer_bench arguments
+# for the storms, e.g. --no-send) and BENCH_DELAY_US (netem delay on each
+# host's link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
 # BENCH_ONLY=conn only the connection benchmarks of step 3,
-# BENCH_ONLY=trace single-pair peer and client/server rounds with the
-# kernel trace on, one round of each kind printed on one time line
+# BENCH_ONLY=trace only the single-pair peer, held and client/server
+# rounds with the kernel trace on, one round of each kind printed on one time line
 # (tests/bench/trace-round.py, into trace.md).
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
