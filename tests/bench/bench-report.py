@@ -295,7 +295,6 @@ def storm_one(bdir, run, expected):
         else:
             errs.update(e['err'] for e in es if e['err'])
     retries = collections.Counter()
-    rej = 0
     for host in ('a', 'b'):
         before = counters(os.path.join(bdir, host, run + '.before'))
         after = counters(os.path.join(bdir, host, run + '.after'))

@@ -55,6 +55,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,14 +189,26 @@ static void conn_fail(struct conn *c, const char *what, int status)
 	c->failed = 1;
 }
 
+/* Whether @p is this round's, from @c's peer rank and to us. */
+static bool pdata_names(const struct conn *c, const struct pdata *p)
+{
+	return p->magic == MAGIC && p->round == (__u32)round_no &&
+	       p->from == (__u32)c->peer && p->to == (__u32)o.index;
+}
+
 /* What @p names, checked against @c: 0, or -1 when it is not for us. */
 static int check_pdata(struct conn *c, const struct pdata *p)
 {
-	if (p->magic != MAGIC || p->round != (__u32)round_no ||
-	    p->from != (__u32)c->peer || p->to != (__u32)o.index)
+	if (!pdata_names(c, p))
 		return -1;
 	c->peer_qpn = p->qpn;
 	return 0;
+}
+
+/* Connected, SEND both ways, to the right rank, once. */
+static bool conn_ok(const struct conn *c)
+{
+	return c->t_done && !c->failed && !c->wrong && !c->dup;
 }
 
 static void post_recv(struct conn *c)
@@ -295,16 +308,14 @@ static void connect_request(struct rdma_cm_event *ev)
 	struct conn *c = NULL;
 	int i;
 
-	if (ev->param.conn.private_data_len < sizeof(*p) ||
-	    p->magic != MAGIC || p->to != (__u32)o.index ||
-	    p->round != (__u32)round_no)
+	if (ev->param.conn.private_data_len < sizeof(*p))
 		p = NULL;
 	for (i = 0; p && i < nconns; i++)
 		if (conns[i].peer == (int)p->from &&
 		    conns[i].role == R_SERVER)
 			c = &conns[i];
-	if (!c || c->id) {
-		if (c)
+	if (!c || !pdata_names(c, p) || c->id) {
+		if (c && pdata_names(c, p))
 			c->dup = 1;
 		else
 			stray++;
@@ -315,7 +326,7 @@ static void connect_request(struct rdma_cm_event *ev)
 	c->id = ev->id;
 	c->id->context = c;
 	c->t_conn = now_ms();
-	check_pdata(c, p);
+	c->peer_qpn = p->qpn;
 	make_qp(c);
 	cp = conn_param(c);
 	if (rdma_accept(c->id, &cp))
@@ -556,7 +567,7 @@ static void print_round(double t0, double late, long ctr[3])
 
 	for (i = 0; i < nconns; i++) {
 		struct conn *c = &conns[i];
-		int ok = c->t_done && !c->failed && !c->wrong && !c->dup;
+		int ok = conn_ok(c);
 
 		if (!ok && !c->err[0])
 			snprintf(c->err, sizeof(c->err), "%s",
@@ -673,8 +684,7 @@ static int run_round(void)
 	in_round = 0;
 	print_round(t0, late, ctr);
 	for (i = 0; i < nconns; i++)
-		bad |= !(conns[i].t_done && !conns[i].failed &&
-			 !conns[i].wrong && !conns[i].dup);
+		bad |= !conn_ok(&conns[i]);
 	teardown();
 	return bad || stray;
 }
