@@ -640,6 +640,8 @@ def stage2(s):
     e.rm_func('static bool cm_peer_listed(struct cm_id_private *cm_id_priv)', with_comment=False)
     e.rm_func('static void cm_peer_unlist(struct cm_id_private *cm_id_priv)', with_comment=False)
     e.rm_lines(r'^\t+cm_peer_unlist\(cm_id_priv\);$')
+    e.rm_func('static void cm_peer_establish(struct cm_id_private *cm_id_priv)')
+    e.rm('\tcm_peer_establish(cm_id_priv);\n')
     e.rm('	/* a listed peer id always has its REQ\'s timewait_info */\n')
     e.rm('	kfree(cm_id_priv->peer_wait);\n')
     e.sub(''' * Peer-to-peer connection establishment (IBTA Vol 1, chapter 12).

@@ -68,8 +68,13 @@ def check(name, ok, detail=""):
 
 
 for host in "ab":
-    check(f"host_{host}_clean_exit", read(f"{host}.exit").strip() == "0",
-          f"(exit {read(f'{host}.exit').strip()})")
+    code = read(f"{host}.exit").strip()
+    check(f"host_{host}_clean_exit", code == "0", f"(exit {code})")
+    if code != "0":     # what the kernel (or UML's host side) said last
+        lines = [ln for ln in read(f"{host}.console").splitlines()
+                 if "speed is unknown" not in ln]
+        for line in lines[-25:]:
+            report.append(f"     {host}.console: {line}")
 
 # 1. collision: connected, and (in one of the tries) decided by the arbiter
 connected = decided = None
