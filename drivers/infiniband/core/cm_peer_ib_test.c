@@ -2989,8 +2989,11 @@ static u64 peer_bench_send(struct peer_bench *b, enum peer_bench_kind kind,
 			last = done;
 			stall = jiffies + PEER_BENCH_STALL;
 		} else if (time_after(jiffies, stall)) {
-			kunit_info(b->test, "bench: the CM got %lu of %u REQs\n",
-				   done - base, m);
+			kunit_info(b->test, "bench: the CM got %lu of %u REQs (kind %d, held %lu, stayed active %lu, fault hits %u)\n",
+				   done - base, m, kind,
+				   peer_counter(b->test, "cm_peer/held"),
+				   peer_counter(b->test, "cm_peer/stayed_active"),
+				   cm_peer_fault_hits());
 			return 0;
 		}
 		usleep_range(200, 400);
