@@ -306,6 +306,7 @@ static void connect_request(struct rdma_cm_event *ev)
 	const struct pdata *p = ev->param.conn.private_data;
 	struct rdma_conn_param cp;
 	struct conn *c = NULL;
+	bool named;
 	int i;
 
 	if (ev->param.conn.private_data_len < sizeof(*p))
@@ -314,8 +315,9 @@ static void connect_request(struct rdma_cm_event *ev)
 		if (conns[i].peer == (int)p->from &&
 		    conns[i].role == R_SERVER)
 			c = &conns[i];
-	if (!c || !pdata_names(c, p) || c->id) {
-		if (c && pdata_names(c, p))
+	named = c && pdata_names(c, p);
+	if (!named || c->id) {
+		if (named)
 			c->dup = 1;
 		else
 			stray++;

@@ -17,6 +17,7 @@
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/inetdevice.h>
+#include <linux/iopoll.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/prandom.h>
@@ -1548,20 +1549,6 @@ static void peer_rdma_iwarp(struct kunit *test)
 }
 
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
-/* Wait for @name to pass @base; false if it did not in time. */
-static bool peer_counter_wait_above(struct kunit *test, const char *name,
-				    unsigned long base)
-{
-	unsigned long deadline = jiffies + PEER_TIMEOUT;
-
-	while (peer_counter(test, name) <= base) {
-		if (time_after(jiffies, deadline))
-			return false;
-		msleep(20);
-	}
-	return true;
-}
-
 /*
  * A passive end in user space has no QP on its id: CONNECT_RESPONSE, then
  * librdmacm's rdma_accept() without parameters sends the REP and reports
@@ -1573,8 +1560,8 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 {
 	struct ib_qp_init_attr init;
 	struct peer_rdma_end *a, *b;
-	unsigned long held, hits, deadline;
-	bool was_held;
+	unsigned long held, now;
+	unsigned int hits, got;
 	int ret;
 
 	cm_peer_fault_clear();
@@ -1595,8 +1582,10 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 	held = peer_counter(test, "cm_peer/held");
 	peer_rdma_prepare(a);
 	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
-	was_held = peer_counter_wait_above(test, "cm_peer/held", held);
-	KUNIT_ASSERT_TRUE_MSG(test, was_held, "a's REQ not held");
+	ret = read_poll_timeout(peer_counter, now, now > held, 20000,
+				jiffies_to_usecs(PEER_TIMEOUT), false, test,
+				"cm_peer/held");
+	KUNIT_ASSERT_EQ_MSG(test, 0, ret, "a's REQ not held");
 	hits = cm_peer_fault_hits();
 	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
 						   CM_RTU_ATTR_ID, 0, 1, 0));
@@ -1608,11 +1597,9 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 	rdma_unlock_handler(b->id);
 	KUNIT_ASSERT_EQ(test, 0, ret);
 	peer_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
-	deadline = jiffies + PEER_TIMEOUT;
-	while (cm_peer_fault_hits() == hits && time_before(jiffies, deadline))
-		msleep(20);
-	KUNIT_ASSERT_EQ_MSG(test, hits + 1, cm_peer_fault_hits(),
-			    "the RTU was not lost");
+	read_poll_timeout(cm_peer_fault_hits, got, got != hits, 20000,
+			  jiffies_to_usecs(PEER_TIMEOUT), false);
+	KUNIT_ASSERT_EQ_MSG(test, hits + 1, got, "the RTU was not lost");
 
 	KUNIT_ASSERT_EQ(test, 0, rdma_disconnect(b->id));
 	peer_rdma_expect(a, RDMA_CM_EVENT_DISCONNECTED);
