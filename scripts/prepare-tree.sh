@@ -9,6 +9,10 @@
 #   Kconfig                   -> drivers/infiniband/core/Kconfig
 #   patches/*.patch           -> applied in order (git apply)
 #
+# The Debian source is tag "debian"; tag "base", what the series applies
+# to, is "debian" plus the test kernel's fixes in tests/uml/*.patch
+# (arch/um only, not part of the series: see tests/uml/README).
+#
 # The result is committed on top of "base" and checked out; git only
 # rewrites files whose content changed, so incremental kernel builds stay
 # incremental.  Build output never goes into the tree (O=/M= elsewhere).
@@ -35,19 +39,32 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$KPKG_VERSION" ]; then
 		git init -q
 		git add -f -A
 		git commit -q -m "Debian linux-source-6.12 $KPKG_VERSION"
-		git tag base
+		git tag debian
 	)
 	mv "$BUILD/src.tmp" "$SRC"
 	echo "$KPKG_VERSION" >"$stamp"
 fi
 
 cd "$SRC"
+# trees unpacked before tag "debian" existed: their base is Debian's
+git rev-parse -q --verify debian >/dev/null || git tag debian base
 index=$(mktemp "$BUILD/index.XXXXXX")
 trap 'rm -f "$index"' EXIT
 export GIT_INDEX_FILE=$index
-git read-tree base
-
 shopt -s nullglob
+
+git read-tree debian
+for p in "$TOP"/tests/uml/*.patch; do
+	git apply --cached --whitespace=nowarn "$p" ||
+		die "test kernel fix does not apply: ${p#"$TOP"/}"
+done
+tree=$(git write-tree)
+if [ "$(git rev-parse 'base^{tree}' 2>/dev/null)" != "$tree" ]; then
+	git tag -f base "$(git commit-tree "$tree" -p debian \
+		-m "test kernel fixes (tests/uml)")" >/dev/null
+fi
+
+git read-tree base
 for p in "$TOP"/patches/*.patch; do
 	git apply --cached --whitespace=nowarn "$p" ||
 		die "patch does not apply: ${p#"$TOP"/}"

@@ -127,7 +127,7 @@ check "uml/teardown_kill_during_hold" td_kill_ok
 check "uml/teardown_link_delete_during_hold" td_linkdel_ok
 check "uml/no_kasan_lockdep_report" no_kernel_bug
 check "uml/kmemleak_clean" no_leak
-check "uml/clean_poweroff" test "$rc" -eq 0
+check "uml/clean_poweroff (exit $rc)" test "$rc" -eq 0
 
 for j in "${jsons[@]}"; do
 	[ -s "$j" ] || echo '{"name": "none"}' >"$j"

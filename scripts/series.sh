@@ -8,8 +8,10 @@
 #     tree (engine, its tests, ib_cm, its device test, rdma_cm, ucma uapi,
 #     docs; each ends with a Signed-off-by placeholder);
 #  2. checks: every patch is checkpatch --strict clean; the series applies
-#     with `git am` on a pristine checkout of the tree and ends at exactly
-#     the prepared tree; every patch builds drivers/infiniband/core for
+#     with `git am` on a pristine checkout of Debian's tree (tag "debian")
+#     and, with the UML test kernel's fixes (tests/uml, arch/um only) on
+#     top, ends at exactly the prepared tree; every patch builds
+#     drivers/infiniband/core for
 #     Debian's kernel (its linux-headers) with no warning (bisectable).
 #
 # Prints "name<TAB>PASS|FAIL" lines; exit 1 when one fails.
@@ -50,13 +52,24 @@ git -C "$SRC" worktree remove --force "$wt" >/dev/null 2>&1
 rm -rf "$wt"
 git -C "$SRC" worktree prune
 ok=0
-if git -C "$SRC" worktree add -q --detach "$wt" base >/dev/null 2>&1 &&
+# the test kernel's fixes on top of the series' result, in an index of
+# its own: the tree it gives
+with_uml_fixes() {
+	local idx=$logs/am-check.index p
+	GIT_INDEX_FILE=$idx git -C "$wt" read-tree HEAD &&
+	for p in "$TOP"/tests/uml/*.patch; do
+		[ -e "$p" ] || continue
+		GIT_INDEX_FILE=$idx git -C "$wt" apply --cached "$p" || return
+	done &&
+	GIT_INDEX_FILE=$idx git -C "$wt" write-tree
+	rm -f "$idx"
+}
+if git -C "$SRC" worktree add -q --detach "$wt" debian >/dev/null 2>&1 &&
    (cd "$wt" && git -c user.name=am-check -c user.email=am-check@localhost \
 	am -q "${patches[@]}") >"$logs/git-am.log" 2>&1; then
-	if [ "$(git -C "$wt" rev-parse 'HEAD^{tree}')" = \
-	     "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
+	if [ "$(with_uml_fixes)" = "$(git -C "$SRC" rev-parse 'HEAD^{tree}')" ]; then
 		ok=1
-		log "series: git am on base gives the prepared tree"
+		log "series: git am on Debian's tree (+ tests/uml) gives the prepared tree"
 	else
 		log "series: git am result differs from the prepared tree"
 	fi
@@ -80,7 +93,7 @@ if [ $ok = 1 ]; then
 	# sparse (C=1) and W=1 messages without line numbers; the pristine
 	# tree's (n = 0) are allowed, any other fails the patch
 	norm() { grep -E "(warning|error):" | sed -E 's|^.*/([^/]+):[0-9]+:[0-9]+:|\1:|' | sort -u; }
-	for c in base $(git -C "$wt" rev-list --reverse base..HEAD); do
+	for c in debian $(git -C "$wt" rev-list --reverse debian..HEAD); do
 		rm -rf "$bis/tmp"
 		mkdir -p "$bis/tmp"
 		git -C "$wt" archive "$c" drivers/infiniband/core include/rdma \
