@@ -2879,6 +2879,7 @@ struct peer_bench {
 	u32 seq;		/* comm ID and QPN of the next REQ */
 	u32 next_blob;		/* first blob no REQ has carried */
 	atomic_t refused;
+	atomic_t turned;	/* waiting ids that got a REQ (passive) */
 };
 
 static int peer_bench_handler(struct ib_cm_id *cm_id,
@@ -2888,8 +2889,29 @@ static int peer_bench_handler(struct ib_cm_id *cm_id,
 
 	if (ev->event != IB_CM_REQ_RECEIVED)
 		return 0;
+	/* not expected: b->ids owns a waiting id, keep it and count it */
+	if (ev->param.req_rcvd.listen_id == cm_id) {
+		atomic_inc(&b->turned);
+		return 0;
+	}
 	atomic_inc(&b->refused);
 	return -ECONNREFUSED;	/* the CM rejects and destroys cm_id */
+}
+
+/* For a stall: the waiting ids no longer in REQ-Sent, and the first one. */
+static void peer_bench_strays(struct peer_bench *b)
+{
+	unsigned int i, n = 0, first = 0;
+
+	for (i = 0; i < b->nids; i++) {
+		if (READ_ONCE(b->ids[i]->state) == IB_CM_REQ_SENT)
+			continue;
+		if (!n++)
+			first = i;
+	}
+	kunit_info(b->test, "bench: %u of %u waiting ids left REQ-Sent (first: %u, state %d), %d turned passive\n",
+		   n, b->nids, first, n ? READ_ONCE(b->ids[first]->state) : 0,
+		   atomic_read(&b->turned));
 }
 
 /* Match blob @i: a cma_hdr-like remote address and port. */
@@ -2981,6 +3003,7 @@ static u64 peer_bench_send(struct peer_bench *b, enum peer_bench_kind kind,
 				   peer_counter(b->test, "cm_peer/held"),
 				   peer_counter(b->test, "cm_peer/stayed_active"),
 				   cm_peer_fault_hits());
+			peer_bench_strays(b);
 			return 0;
 		}
 		usleep_range(200, 400);
@@ -3152,6 +3175,8 @@ static void peer_bench_req(struct kunit *test)
 				PEER_BENCH_SID_CS, 0);
 		peer_bench_unpopulate(b);
 	}
+	/* every REQ sent here loses the arbitration */
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&b->turned));
 }
 
 static struct kunit_case cm_peer_req_bench_cases[] = {
