@@ -52,12 +52,16 @@ index=$(mktemp "$BUILD/index.XXXXXX")
 trap 'rm -f "$index"' EXIT
 export GIT_INDEX_FILE=$index
 shopt -s nullglob
+apply_cached() {	# apply_cached <patch...>: into the index, in order
+	local p
+	for p; do
+		git apply --cached --whitespace=nowarn "$p" ||
+			die "patch does not apply: ${p#"$TOP"/}"
+	done
+}
 
 git read-tree debian
-for p in "$TOP"/tests/uml/*.patch; do
-	git apply --cached --whitespace=nowarn "$p" ||
-		die "test kernel fix does not apply: ${p#"$TOP"/}"
-done
+apply_cached "$TOP"/tests/uml/*.patch
 tree=$(git write-tree)
 if [ "$(git rev-parse 'base^{tree}' 2>/dev/null)" != "$tree" ]; then
 	git tag -f base "$(git commit-tree "$tree" -p debian \
@@ -65,10 +69,7 @@ if [ "$(git rev-parse 'base^{tree}' 2>/dev/null)" != "$tree" ]; then
 fi
 
 git read-tree base
-for p in "$TOP"/patches/*.patch; do
-	git apply --cached --whitespace=nowarn "$p" ||
-		die "patch does not apply: ${p#"$TOP"/}"
-done
+apply_cached "$TOP"/patches/*.patch
 
 add() {		# add <repo file> <tree path>
 	local blob

@@ -52,15 +52,13 @@ git -C "$SRC" worktree remove --force "$wt" >/dev/null 2>&1
 rm -rf "$wt"
 git -C "$SRC" worktree prune
 ok=0
-# the test kernel's fixes on top of the series' result, in an index of
-# its own: the tree it gives
+# the test kernel's fixes (debian..base, made by prepare-tree.sh) on top
+# of the series' result, in an index of its own: the tree it gives
 with_uml_fixes() {
-	local idx=$logs/am-check.index p
+	local idx=$logs/am-check.index
 	GIT_INDEX_FILE=$idx git -C "$wt" read-tree HEAD &&
-	for p in "$TOP"/tests/uml/*.patch; do
-		[ -e "$p" ] || continue
-		GIT_INDEX_FILE=$idx git -C "$wt" apply --cached "$p" || return
-	done &&
+	git -C "$wt" diff --binary debian base |
+		GIT_INDEX_FILE=$idx git -C "$wt" apply --cached --allow-empty &&
 	GIT_INDEX_FILE=$idx git -C "$wt" write-tree
 	rm -f "$idx"
 }
