@@ -88,7 +88,7 @@ dkms: deps
 dkms-remove:
 	scripts/dkms.sh remove
 
-bench: tree
+bench: modules
 	tests/bench/run-bench.sh
 
 stress: tree

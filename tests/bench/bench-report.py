@@ -269,6 +269,36 @@ def slab(path):
     return v if len(v) == 3 else None
 
 
+def lost_mads(bdir, run):
+    """REQ/REP/RTU sent by one host and never counted by the other's CM"""
+    c = {h: (counters(os.path.join(bdir, h, run + '.before')),
+             counters(os.path.join(bdir, h, run + '.after')))
+         for h in ('a', 'b')}
+
+    def d(h, k):
+        return c[h][1].get(k, 0) - c[h][0].get(k, 0)
+    out = {}
+    for src, dst in (('a', 'b'), ('b', 'a')):
+        for m in ('req', 'rep', 'rtu'):
+            out['%s>%s/%s' % (src, dst, m)] = max(0, d(src, 'cm_tx_msgs/' + m) -
+                d(dst, 'cm_rx_msgs/' + m) - d(dst, 'cm_rx_duplicates/' + m))
+    return out
+
+
+def cpu_busy(path):
+    """share of CPU time not idle between the first and last sample of
+    /proc/stat taken during the storm (uml-bench-init.sh)"""
+    try:
+        rows = [[int(x) for x in l.split()[2:]] for l in open(path)]
+    except (OSError, ValueError):
+        return None
+    if len(rows) < 2:
+        return None
+    d = [b - a for a, b in zip(rows[0], rows[-1])]
+    total = sum(d[:8])
+    return round(1 - (d[3] + d[4]) / total, 3) if total else None
+
+
 def storm_one(bdir, run, expected):
     """One storm run: formed over time, failures and what it cost."""
     ends, rounds, mads = load_run(bdir, run)
@@ -319,6 +349,9 @@ def storm_one(bdir, run, expected):
         'slab_kb': {h: slab(os.path.join(bdir, h, run + '.slab'))
                     for h in ('a', 'b')},
         'late_ms': max([r.get('late_ms', 0) for r in rounds] or [0]),
+        'lost': lost_mads(bdir, run),
+        'cpu_busy': {h: cpu_busy(os.path.join(bdir, h, run + '.cpu'))
+                     for h in ('a', 'b')},
         'curve': sorted(formed),
     }
 
@@ -418,6 +451,26 @@ def storm_md(storm):
         md.append('- %dx%d: %s' % (s['ranks'], s['ranks'], '; '.join(
             ', '.join(fmt(x['all_formed_ms']) for x in s[m]['runs'])
             for m in STORM_MODES if m in s)))
+    md += ['', 'Spread of all formed over the runs (min-max ms), runs that '
+           'lost connection MADs (a REQ, REP or RTU never counted by the '
+           'receiving CM), CPU busy during the storms (median over runs '
+           'and hosts):', '',
+           '| R x R | mode | min-max ms | runs with lost MADs | '
+           'lost MADs per run | CPU busy |', '|---|---|---|---|---|---|']
+    for s in storm.values():
+        for m in STORM_MODES:
+            if m not in s:
+                continue
+            runs = s[m]['runs']
+            t = [x['all_formed_ms'] for x in runs if x['all_formed_ms']]
+            lost = [sum(x['lost'].values()) for x in runs]
+            busy = median(v for x in runs for v in x['cpu_busy'].values())
+            md.append('| %dx%d | %s | %s | %d of %d | %s | %s |' % (
+                s['ranks'], s['ranks'], MODE_LABEL[m],
+                '%s-%s' % (fmt(min(t)), fmt(max(t))) if t else '-',
+                sum(1 for v in lost if v), len(runs),
+                ', '.join(str(v) for v in lost),
+                '%d%%' % round(100 * busy) if busy is not None else '-'))
     md.append('')
     return md
 

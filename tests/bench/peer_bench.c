@@ -419,6 +419,40 @@ static void cq_event(void)
 	poll_wcs();
 }
 
+static void notify(struct conn *c)
+{
+	struct sockaddr_in to;
+	__u32 msg[2] = { (__u32)o.index, (__u32)round_no };
+
+	addr_of(c->peer, o.ctrl_port + c->peer % o.ranks, &to);
+	if (sendto(udp, msg, sizeof(msg), 0, (struct sockaddr *)&to,
+		   sizeof(to)) != sizeof(msg))
+		conn_fail(c, "notify", errno);
+}
+
+/*
+ * The workaround's notice is a datagram: as a program using it would, the
+ * server sends it again to the clients it has no CONNECT_REQUEST from yet.
+ */
+#define WA_RENOTIFY_MS 1000
+static double next_notice;
+static int renotices;
+
+static void renotify(void)
+{
+	int i;
+
+	if (!next_notice || now_ms() < next_notice)
+		return;
+	for (i = 0; i < nconns; i++)
+		if (conns[i].role == R_SERVER && !conns[i].id &&
+		    !conns[i].failed) {
+			notify(&conns[i]);
+			renotices++;
+		}
+	next_notice = now_ms() + WA_RENOTIFY_MS;
+}
+
 /* Handle CM, CQ and workaround events until @t or @done(). */
 static void pump(double t, int (*done)(void))
 {
@@ -428,13 +462,18 @@ static void pump(double t, int (*done)(void))
 		{ .fd = in_round ? udp : -1, .events = POLLIN },
 	};
 	struct rdma_cm_event *ev;
-	int left;
+	int left, n;
 
 	while (!(done && done())) {
 		left = (int)(t - now_ms());
 		if (left <= 0)
 			return;
-		if (poll(pfd, 3, left) <= 0)
+		if (next_notice && next_notice - now_ms() < left)
+			left = next_notice > now_ms() ?
+			       (int)(next_notice - now_ms()) + 1 : 0;
+		n = poll(pfd, 3, left);
+		renotify();
+		if (n <= 0)
 			continue;
 		if ((pfd[0].revents & POLLIN) && !rdma_get_cm_event(ch, &ev))
 			handle(ev);
@@ -503,17 +542,6 @@ static void listen_on_port(void)
 	    rdma_bind_addr(listener, (struct sockaddr *)&src) ||
 	    rdma_listen(listener, 2 * nconns))
 		die("listen on %d: %s", port, strerror(errno));
-}
-
-static void notify(struct conn *c)
-{
-	struct sockaddr_in to;
-	__u32 msg[2] = { (__u32)o.index, (__u32)round_no };
-
-	addr_of(c->peer, o.ctrl_port + c->peer % o.ranks, &to);
-	if (sendto(udp, msg, sizeof(msg), 0, (struct sockaddr *)&to,
-		   sizeof(to)) != sizeof(msg))
-		conn_fail(c, "notify", errno);
 }
 
 static int all_done(void)
@@ -671,6 +699,7 @@ static int run_round(void)
 		listen_on_port();
 		for (i = 0; i < nconns; i++)
 			notify(&conns[i]);
+		next_notice = now_ms() + WA_RENOTIFY_MS;
 	}
 	if (o.delay_ms)
 		peer_sleep_until(t0 + o.delay_ms, o.spin);
@@ -684,6 +713,11 @@ static int run_round(void)
 	if (o.no_send)
 		pump(t0 + o.window_ms, NULL);
 	in_round = 0;
+	next_notice = 0;
+	if (renotices)
+		fprintf(stderr, "peer_bench[%d]: %d workaround notices sent again\n",
+			o.index, renotices);
+	renotices = 0;
 	print_round(t0, late, ctr);
 	for (i = 0; i < nconns; i++)
 		bad |= !conn_ok(&conns[i]);

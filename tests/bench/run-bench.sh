@@ -14,7 +14,10 @@
 #     suite cm_peer_req_bench (the CM's cost per inbound REQ);
 #  4. tests/bench/bench-report.py: build/results/bench/{bench.json,
 #     latency.csv, latency.png, storms.png, summary.md}, printed at the
-#     end; tests/bench/trace-round.py: trace.md.
+#     end; tests/bench/trace-round.py: trace.md;
+#  5. the storms again on two SMP qemu VMs with Debian's kernel and our
+#     modules (tests/bench/run-bench-vm.sh, report in
+#     build/results/bench-vm/; needs `make`, which `make bench` runs).
 #
 # BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
 # default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
@@ -22,7 +25,8 @@
 # for the storms, e.g. --no-send) and BENCH_DELAY_US (netem delay on each
 # host's link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
-# BENCH_ONLY=conn only the connection benchmarks of step 3,
+# BENCH_ONLY=conn only the connection benchmarks of step 3 and step 5
+# (BENCH_VM=0: no step 5),
 # BENCH_ONLY=trace only the single-pair peer, held and client/server
 # rounds with the kernel trace on, one round of each kind printed on one time line
 # (tests/bench/trace-round.py, into trace.md).
@@ -88,3 +92,10 @@ BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 	python3 "$TOP/tests/bench/bench-report.py" "$B"
 python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"
+
+# 5. the storms again on the SMP VM stage (Debian's kernel)
+if [ "${BENCH_VM:-1}" != 0 ] &&
+   { [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = conn ]; }; then
+	log "storms on two SMP VMs: tests/bench/run-bench-vm.sh"
+	BENCH_ROUNDS=0 "$TOP/tests/bench/run-bench-vm.sh"
+fi

@@ -23,8 +23,20 @@
 # Each run starts at a time agreed through PEER_SYNC; the CM counters of
 # rxe0 are saved around it.
 . "$(dirname "$0")/../uml-lib.sh"
-uml_mount
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
+if [ -n "${PEER_STAGE:-}" ]; then
+	# a qemu VM (tests/bench/run-bench-vm.sh): Debian's kernel with our
+	# modules from the staged tree, the NIC found by its address
+	. "$(dirname "$0")/../vm/vm-guest.sh"
+	vm_mount
+	mount --bind "$PEER_STAGE/lib/modules" /lib/modules
+	modprobe virtio_net
+	modprobe rdma_rxe
+	modprobe rdma_ucm
+	PEER_NETDEV=$(vm_netdev)
+else
+	uml_mount
+	mount -t devtmpfs devtmpfs /dev 2>/dev/null
+fi
 
 me=$PEER_NAME
 other=$([ "$me" = a ] && echo b || echo a)
@@ -39,6 +51,8 @@ if [ ! -x "$PEER_BIN" ] || [ ! -d "$sync_dir" ]; then
 fi
 set -x
 uml_rxe_up "$PEER_IP" "$PEER_REMOTE"
+# both hosts up (VMs boot at different speeds)
+uml_barrier "$sync_dir" "$me" "$other" up 0 >/dev/null
 if [ "${BENCH_DELAY_US:-0}" -gt 0 ]; then
 	tc qdisc add dev "$PEER_NETDEV" root netem delay "${BENCH_DELAY_US}us"
 fi
@@ -46,6 +60,7 @@ fi
 base_args=(--hosts 198.18.0.1,198.18.0.2)
 uname -a >"$out/conditions.txt"
 grep -m1 'model name' /proc/cpuinfo >>"$out/conditions.txt"
+echo "$(nproc) CPUs" >>"$out/conditions.txt"
 
 # pair_rounds <mode> <run> <rounds> <base port> [args]: single-pair
 # rounds, one rank per host.  Mode held is peer with host b's
@@ -94,16 +109,28 @@ storm_run() {
 		sleep 0.1
 	done
 	uml_barrier "$sync_dir" "$me" "$other" "$run" 500 >/dev/null
+	# BENCH_PERF=1: a CPU profile of the whole host during the storm
+	[ -n "${BENCH_PERF:-}" ] &&
+		perf record -a -g -F 499 -o "/run/$run.perf" -q -- \
+			sleep "${BENCH_PERF_S:-4}" 2>"$out/$run.perf.err" &
 	peak=$(slab_kb)
 	while [ -n "$(jobs -rp)" ]; do
 		i=$(slab_kb)
 		[ "$i" -gt "$peak" ] && peak=$i
+		{ read -r up _ </proc/uptime; read -r l </proc/stat
+		  echo "$up $l"; } >>"$out/$run.cpu"
 		sleep 0.2
 	done
 	for p in "${pids[@]}"; do
 		wait "$p" || rc=1
 	done
 	echo $rc >"$out/$run.rc"
+	[ -n "${BENCH_PERF:-}" ] && {
+		perf report -i "/run/$run.perf" --stdio --no-children \
+			--sort dso,sym -g none --percent-limit 0.3 \
+			>"$out/$run.perf.txt" 2>>"$out/$run.perf.err"
+		rm -f "/run/$run.perf"
+	}
 	echo "$peak" >>"$out/$run.slab"
 	sleep 1
 	slab_kb >>"$out/$run.slab"

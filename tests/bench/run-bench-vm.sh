@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The storms of `make bench` on the qemu VM stage: two VMs (Debian's
+# kernel, SMP, TCG) with our modules staged as by tests/vm/run-vm.sh,
+# joined by a virtio-net link, soft-RoCE on each; PID 1 is
+# tests/bench/uml-bench-init.sh (it knows a VM by PEER_STAGE), storms
+# only (BENCH_ONLY=conn, no single-pair rounds unless BENCH_ROUNDS says).
+# Results and report in build/results/bench-vm/ (as build/results/bench/).
+#
+# BENCH_RANKS, BENCH_REPEAT, BENCH_ROUNDS (default 0 here), BENCH_STORM_ARGS
+# as for tests/bench/run-bench.sh; VM_CPUS (default 2) vCPUs per VM.
+set -uo pipefail
+. "$(dirname "$0")/../../scripts/common.sh"
+. "$TOP/tests/vm/vm-lib.sh"
+
+B=$BUILD/results/bench-vm
+rm -rf "$B"
+mkdir -p "$B" "$VM_DIR"
+
+command -v "$QEMU" >/dev/null || die "no $QEMU: run scripts/install-deps.sh"
+case "$(modinfo -F vermagic "$HOST_MOD/ib_cm.ko" 2>/dev/null)" in
+"$KRELEASE "*) ;;
+*) die "no modules for $KRELEASE in ${HOST_MOD#"$TOP"/}: run make first" ;;
+esac
+( vm_debian_stage && vm_initramfs ) >"$B/stage.log" 2>&1 || {
+	cat "$B/stage.log" >&2
+	die "staging Debian's kernel with our modules failed"
+}
+gcc -O2 -Wall -Wextra -Werror -o "$BUILD/peer_bench" \
+	-I"$TOP/tests" "$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs ||
+	die "peer_bench build"
+
+log "storms on two Debian $KRELEASE VMs ($VM_CPUS vCPUs each, TCG)"
+vm_pair "$B" "${BENCH_TIMEOUT:-5400}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
+	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/bench/uml-bench-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_bench PEER_BARRIER_TRIES=3000 BENCH_ONLY=conn BENCH_ROUNDS=${BENCH_ROUNDS:-0} BENCH_RANKS=$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,) BENCH_REPEAT=${BENCH_REPEAT:-5} BENCH_STORM_ARGS=$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,) BENCH_DELAY_US=0 BENCH_PERF=${BENCH_PERF:-} BENCH_PERF_S=${BENCH_PERF_S:-}"
+
+BENCH_ROUNDS=${BENCH_ROUNDS:-0} \
+BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
+BENCH_COMMIT=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown) \
+BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), two qemu VMs (TCG, $VM_CPUS vCPUs each, Debian $KRELEASE)" \
+	python3 "$TOP/tests/bench/bench-report.py" "$B"
