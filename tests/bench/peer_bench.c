@@ -433,8 +433,11 @@ static void notify(struct conn *c)
 /*
  * The workaround's notice is a datagram: as a program using it would, the
  * server sends it again to the clients it has no CONNECT_REQUEST from yet.
+ * Only after 10 s, longer than any storm takes: a CONNECT_REQUEST still in
+ * the server's event queue must not draw notices (at 1 s, 32x32 storms
+ * sent thousands, slowing the workaround down).
  */
-#define WA_RENOTIFY_MS 1000
+#define WA_RENOTIFY_MS 10000
 static double next_notice;
 static int renotices;
 
