@@ -199,7 +199,11 @@ def main():
                fmt(rt['held/cs p50']), fmt(rt['held/cs p99'])),
         'Peer rounds by path: %s (p50 collision %s ms, held %s ms).' % (
         pp.get('paths'), fmt(pp.get('p50_ms_collision')),
-        fmt(pp.get('p50_ms_held'))), '']
+        fmt(pp.get('p50_ms_held'))),
+        'Held-mode rounds by path: %s (p50 held %s ms, collision %s ms).' % (
+        result['pair']['held'].get('paths'),
+        fmt(result['pair']['held'].get('p50_ms_held')),
+        fmt(result['pair']['held'].get('p50_ms_collision'))), '']
     md += storm_md(result['storm'])
     if result['hotpath']:
         md += ['Hot path (KUnit cm_peer_bench, ns per call):', '',
