@@ -365,6 +365,15 @@ def median(values):
     return v[(len(v) - 1) // 2] if v else None
 
 
+def cv(values):
+    """coefficient of variation (population) of the runs, for steadiness"""
+    v = [x for x in values if x is not None]
+    if len(v) < 2:
+        return None
+    mean = sum(v) / len(v)
+    return round((sum((x - mean) ** 2 for x in v) / len(v)) ** 0.5 / mean, 3)
+
+
 def storms(bdir):
     """storm-R-MODE-REP runs -> per R and mode: runs and medians"""
     runs = collections.defaultdict(list)
@@ -386,6 +395,7 @@ def storms(bdir):
             'rej_received': sum(x['rej_received'] for x in res),
             'mads_per_conn': median(x['mads_per_conn'] for x in res),
             'resent': sum(sum(x['resent'].values()) for x in res),
+            'cv': cv([x['all_formed_ms'] for x in res]),
         }
     for s in out.values():
         if not all(m in s for m in STORM_MODES):
@@ -475,6 +485,12 @@ def storm_md(storm):
                 sum(1 for v in lost if v), len(runs),
                 ', '.join(str(v) for v in lost),
                 '%d%%' % round(100 * busy) if busy is not None else '-'))
+    cvs = sorted(s[m]['cv'] for s in storm.values() for m in STORM_MODES
+                 if m in s and s[m]['cv'] is not None)
+    if cvs:
+        md += ['', 'Steadiness: coefficient of variation of all formed over '
+               'the runs, median over sizes and modes: %.2f.' %
+               cvs[(len(cvs) - 1) // 2]]
     md.append('')
     return md
 
