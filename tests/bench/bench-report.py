@@ -273,19 +273,25 @@ def slab(path):
     return v if len(v) == 3 else None
 
 
-def lost_mads(bdir, run):
-    """REQ/REP/RTU sent by one host and never counted by the other's CM"""
-    c = {h: (counters(os.path.join(bdir, h, run + '.before')),
-             counters(os.path.join(bdir, h, run + '.after')))
-         for h in ('a', 'b')}
+def counter_deltas(bdir, run):
+    """per host: each CM counter's change over the run"""
+    out = {}
+    for h in ('a', 'b'):
+        before = counters(os.path.join(bdir, h, run + '.before'))
+        after = counters(os.path.join(bdir, h, run + '.after'))
+        out[h] = {k: v - before.get(k, 0) for k, v in after.items()}
+    return out
 
-    def d(h, k):
-        return c[h][1].get(k, 0) - c[h][0].get(k, 0)
+
+def lost_mads(delta):
+    """REQ/REP/RTU sent by one host and never counted by the other's CM"""
     out = {}
     for src, dst in (('a', 'b'), ('b', 'a')):
         for m in ('req', 'rep', 'rtu'):
-            out['%s>%s/%s' % (src, dst, m)] = max(0, d(src, 'cm_tx_msgs/' + m) -
-                d(dst, 'cm_rx_msgs/' + m) - d(dst, 'cm_rx_duplicates/' + m))
+            out['%s>%s/%s' % (src, dst, m)] = max(0,
+                delta[src].get('cm_tx_msgs/' + m, 0) -
+                delta[dst].get('cm_rx_msgs/' + m, 0) -
+                delta[dst].get('cm_rx_duplicates/' + m, 0))
     return out
 
 
@@ -328,15 +334,14 @@ def storm_one(bdir, run, expected):
             usable.append(max(e['done_ms'] for e in es))
         else:
             errs.update(e['err'] for e in es if e['err'])
+    delta = counter_deltas(bdir, run)
     retries = collections.Counter()
     for host in ('a', 'b'):
-        before = counters(os.path.join(bdir, host, run + '.before'))
-        after = counters(os.path.join(bdir, host, run + '.after'))
-        for k, v in after.items():
+        for k, v in delta[host].items():
             # not mra: a response sent without a cm_id (the MRA for a
             # held REQ) counts as a retry too
             if k.startswith('cm_tx_retries/') and not k.endswith('/mra'):
-                retries[k.split('/', 1)[1]] += v - before.get(k, 0)
+                retries[k.split('/', 1)[1]] += v
     rej = mads['rej']
     nmads = sum(mads[k] for k in CONNECT_MADS)
     return {
@@ -353,7 +358,7 @@ def storm_one(bdir, run, expected):
         'slab_kb': {h: slab(os.path.join(bdir, h, run + '.slab'))
                     for h in ('a', 'b')},
         'late_ms': max([r.get('late_ms', 0) for r in rounds] or [0]),
-        'lost': lost_mads(bdir, run),
+        'lost': lost_mads(delta),
         'cpu_busy': {h: cpu_busy(os.path.join(bdir, h, run + '.cpu'))
                      for h in ('a', 'b')},
         'curve': sorted(formed),
@@ -485,12 +490,11 @@ def storm_md(storm):
                 sum(1 for v in lost if v), len(runs),
                 ', '.join(str(v) for v in lost),
                 '%d%%' % round(100 * busy) if busy is not None else '-'))
-    cvs = sorted(s[m]['cv'] for s in storm.values() for m in STORM_MODES
-                 if m in s and s[m]['cv'] is not None)
-    if cvs:
+    steady = median(s[m]['cv'] for s in storm.values() for m in STORM_MODES
+                    if m in s)
+    if steady is not None:
         md += ['', 'Steadiness: coefficient of variation of all formed over '
-               'the runs, median over sizes and modes: %.2f.' %
-               cvs[(len(cvs) - 1) // 2]]
+               'the runs, median over sizes and modes: %.2f.' % steady]
     md.append('')
     return md
 

@@ -13,6 +13,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$TOP/tests/vm/vm-lib.sh"
+. "$TOP/tests/bench/bench-lib.sh"
 
 B=$BUILD/results/bench-vm
 rm -rf "$B"
@@ -27,16 +28,11 @@ esac
 	cat "$B/stage.log" >&2
 	die "staging Debian's kernel with our modules failed"
 }
-gcc -O2 -Wall -Wextra -Werror -o "$BUILD/peer_bench" \
-	-I"$TOP/tests" "$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs ||
-	die "peer_bench build"
+bench_build_peer_bench
 
 log "storms on two Debian $KRELEASE VMs ($VM_CPUS vCPUs each, TCG)"
 vm_pair "$B" "${BENCH_TIMEOUT:-5400}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
 	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/bench/uml-bench-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_bench PEER_BARRIER_TRIES=3000 BENCH_ONLY=conn BENCH_ROUNDS=${BENCH_ROUNDS:-0} BENCH_RANKS=$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,) BENCH_REPEAT=${BENCH_REPEAT:-5} BENCH_STORM_ARGS=$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,) BENCH_DELAY_US=0 BENCH_PERF=${BENCH_PERF:-} BENCH_PERF_S=${BENCH_PERF_S:-}"
 
-BENCH_ROUNDS=${BENCH_ROUNDS:-0} \
-BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
-BENCH_COMMIT=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown) \
-BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), two qemu VMs (TCG, $VM_CPUS vCPUs each, Debian $KRELEASE)" \
-	python3 "$TOP/tests/bench/bench-report.py" "$B"
+BENCH_ROUNDS=${BENCH_ROUNDS:-0} bench_report "$B" \
+	"two qemu VMs (TCG, $VM_CPUS vCPUs each, Debian $KRELEASE)"

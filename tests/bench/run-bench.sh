@@ -33,6 +33,7 @@
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$(dirname "$0")/../uml-pair.sh"
+. "$TOP/tests/bench/bench-lib.sh"
 
 B=$BUILD/results/bench
 BENCH_OUT=$BUILD/uml-bench
@@ -61,9 +62,7 @@ if [ "${BENCH_ONLY:-}" = hotpath ]; then
 	exit "$(cat "$B/kunit.rc")"
 fi
 
-log "building peer_bench against Debian's librdmacm"
-gcc -O2 -Wall -Wextra -Werror -o "$BUILD/peer_bench" \
-	-I"$TOP/tests" "$TOP/tests/bench/peer_bench.c" -lrdmacm -libverbs || die "peer_bench build"
+bench_build_peer_bench
 
 log "connection benchmarks on two UML hosts"
 uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
@@ -86,10 +85,7 @@ if [ "${BENCH_ONLY:-}" = reqpath ]; then
 	grep -Eq '^[[:space:]]*ok 1 peer_bench_req' "$B/a/ktap-req-bench.txt"
 	exit
 fi
-BENCH_DATE=$(date -u '+%Y-%m-%d %H:%M UTC') \
-BENCH_COMMIT=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown) \
-BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), two UML kernels" \
-	python3 "$TOP/tests/bench/bench-report.py" "$B"
+bench_report "$B" "two UML kernels"
 python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"
 

@@ -28,11 +28,8 @@ if [ -n "${PEER_STAGE:-}" ]; then
 	# modules from the staged tree, the NIC found by its address
 	. "$(dirname "$0")/../vm/vm-guest.sh"
 	vm_mount
-	mount --bind "$PEER_STAGE/lib/modules" /lib/modules
-	modprobe virtio_net
-	modprobe rdma_rxe
-	modprobe rdma_ucm
-	PEER_NETDEV=$(vm_netdev)
+	vm_stage_modules
+	PEER_NETDEV=$(vm_netdev) || PEER_NETDEV=
 else
 	uml_mount
 	mount -t devtmpfs devtmpfs /dev 2>/dev/null
@@ -47,6 +44,10 @@ mkdir -p "$out"
 exec >"$out/init.log" 2>&1
 if [ ! -x "$PEER_BIN" ] || [ ! -d "$sync_dir" ]; then
 	echo "missing $PEER_BIN or $sync_dir: nothing to run" >&2
+	uml_finish "$out"
+fi
+if [ -z "$PEER_NETDEV" ]; then
+	echo "no NIC with address $PEER_MAC" >&2
 	uml_finish "$out"
 fi
 set -x

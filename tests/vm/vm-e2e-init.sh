@@ -70,10 +70,7 @@ check_ulp() {	# check_ulp <module>
 
 if [ -n "${PEER_STAGE:-}" ]; then
 	: >"$out/modules.tsv"
-	mount --bind "$PEER_STAGE/lib/modules" /lib/modules
-	modprobe virtio_net
-	modprobe rdma_rxe
-	modprobe rdma_ucm
+	vm_stage_modules
 	for m in "${OURS[@]}"; do
 		check_ours "$m"
 	done

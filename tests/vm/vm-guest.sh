@@ -51,3 +51,13 @@ vm_netdev() {
 	done
 	return 1
 }
+
+# vm_stage_modules: /lib/modules from the staged Debian tree with ours
+# (PEER_STAGE, `make install DESTDIR=`), then the NIC's driver, soft-RoCE
+# and rdma_ucm (which brings ib_cm and rdma_cm) loaded with modprobe.
+vm_stage_modules() {
+	mount --bind "$PEER_STAGE/lib/modules" /lib/modules
+	modprobe virtio_net
+	modprobe rdma_rxe
+	modprobe rdma_ucm
+}
