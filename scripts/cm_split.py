@@ -11,7 +11,7 @@ patch that lists "drivers/infiniband/core/cm.c<TAB>@N" gets stage N:
   1  cm_req_handler() split into helpers, no functional change
   2  peer binds (ib_cm_peer_bind()); REQs there rejected
   3  matching and collision (ib_send_cm_peer_req())
-  4  held REQs (early REQs held, answered with an MRA, claimed, expired)
+  4  held REQs (early REQs held, claimed, expired; MRA when resent)
   5  withdraw (a held REQ's sender gave up: REJ or REP; REJ before REQ)
   6  sending a REQ again after REJ(invalid service ID)
   7  on demand (ib_cm_insert_peer_listen())
@@ -214,14 +214,12 @@ static bool cm_peer_pending(struct cm_id_private *cm_id_priv);
 	} else if (!held) {''','''	held = cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
 			     &cm_id_priv->peer_wait->entry.key);
 	if (!held) {''')
-    e.sub(''' * apart.  A REQ that no peer id waits for is held, answered with an MRA,
- * until ib_send_cm_peer_req() claims it or its sender would have given up
- * (its response timeout and retries); with ib_cm_insert_peer_listen() it
- * goes to the listener instead.  ib_destroy_cm_id() releases the bind.
- * Binding again with the same arguments is a no-op.''',''' * apart.  A REQ that no peer id waits for is held, answered with an MRA,
- * until ib_send_cm_peer_req() claims it or its sender would have given up
- * (its response timeout and retries).  ib_destroy_cm_id() releases the
- * bind.  Binding again with the same arguments is a no-op.''')
+    e.sub(''' * response timeout and retries), its retransmissions answered with an
+ * MRA; with ib_cm_insert_peer_listen() it goes to the listener instead.
+ * ib_destroy_cm_id() releases the bind.  Binding again with the same
+ * arguments is a no-op.''',''' * response timeout and retries), its retransmissions answered with an
+ * MRA.  ib_destroy_cm_id() releases the bind.  Binding again with the
+ * same arguments is a no-op.''')
     e.rm_func('struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,')
     e.rm('EXPORT_SYMBOL(ib_cm_insert_peer_listen);\n\n')
     e.sub(""" * Return: 0 or a negative errno, as ib_send_cm_req() and ib_cm_peer_bind();
@@ -348,8 +346,6 @@ def stage4(s):
 	spin_unlock_irq(&cm.lock);
 	return cm_id_priv;''')
     e.rm('''	case -ECONNRESET:
-		if (mra)
-			cm_free_response_msg(mra);
 		return -EINVAL;
 ''')
     e.sub('''	held = cm_peer_rep_held(cm_id_priv, work, rep_msg);
@@ -419,10 +415,12 @@ static void cm_peer_node_free(struct cm_id_private *node)
 	kfree(node->peer_svc);
 }''')
     e.sub(''' * listen_id == the cm_id) and the ULP answers it with ib_send_cm_rep().  A
- * peer REQ that matches no waiting id is held in the node's index and
- * answered with an MRA; ib_send_cm_peer_req() claims it by the same key
- * and turns passive without sending a REQ, or the REQ expires and is
- * rejected.''',''' * listen_id == the cm_id) and the ULP answers it with ib_send_cm_rep().  A
+ * peer REQ that matches no waiting id is held in the node's index;
+ * ib_send_cm_peer_req() claims it by the same key and turns passive
+ * without sending a REQ, or the REQ expires and is rejected.  Only a
+ * retransmission of a held REQ is answered with an MRA: most holds end
+ * within the sender's first timeout, and a storm of MRAs would compete
+ * with the REQs for the GSI receive queues.''',''' * listen_id == the cm_id) and the ULP answers it with ib_send_cm_rep().  A
  * peer REQ that matches no waiting id is rejected, as if nobody listened.''')
     e.sub('''/*
  * The REQ's key: @match points into the REQ, so @work must stay alive
@@ -458,7 +456,7 @@ struct cm_peer_req {
               'static void cm_peer_reject_held(struct list_head *list)',
               'static void cm_peer_expire_handler(struct work_struct *_work)',
               'static void cm_peer_drain(struct cm_device *cm_dev)',
-              'static struct ib_mad_send_buf *cm_peer_alloc_mra(struct cm_work *work,',
+              'static void cm_peer_send_mra(struct cm_work *work, unsigned int age_ms)',
               'static int cm_peer_req_held(struct cm_port *port, struct cm_work *work,',
               'static void cm_peer_deliver_handler(struct work_struct *_work)',
               'static int cm_peer_claimed_passive(struct cm_work *work,']:
@@ -516,8 +514,7 @@ static int cm_peer_add_wait(struct cm_id_private *cm_id_priv,
 	return 0;
 }
 '''+e.s[j:]
-    e.sub('''	struct ib_mad_send_buf *mra = NULL;
-	struct cm_peer_held *held = NULL;
+    e.sub('''	struct cm_peer_held *held = NULL;
 	struct cm_id_private *cm_id_priv;
 	struct cm_peer_req req;
 	int role = CM_PEER_ACTIVE, ret = 0;
@@ -527,8 +524,9 @@ static int cm_peer_add_wait(struct cm_id_private *cm_id_priv,
 	cm_id_priv = cm_peer_match_req(work, node, &req, NULL, &dup, &role,
 				       &ret);
 	if (!cm_id_priv) {
-		/* allocated before the hold: a held work may go at any time */
-		mra = cm_peer_alloc_mra(work, req.age_ms);
+		/* a sender that never resends would time out while held */
+		if (!IBA_GET(CM_REQ_MAX_CM_RETRIES, req_msg))
+			cm_peer_send_mra(work, req.age_ms);
 		held = kzalloc(sizeof(*held), GFP_KERNEL);
 		if (!held)
 			ret = -ENOMEM;
@@ -539,11 +537,9 @@ static int cm_peer_add_wait(struct cm_id_private *cm_id_priv,
 			if (ret)
 				kfree(held);
 			cm_deref_id(node);
-			return cm_peer_req_held(port, work, mra, ret);
+			return cm_peer_req_held(port, work, req.age_ms, ret);
 		}
 		kfree(held);
-		if (mra)
-			cm_free_response_msg(mra);
 	}
 	cm_deref_id(node);''','''	struct cm_id_private *cm_id_priv;
 	struct cm_peer_req req;
@@ -561,10 +557,11 @@ static int cm_peer_add_wait(struct cm_id_private *cm_id_priv,
 		return -EINVAL;
 	}''')
     e.sub(''' * fails.  Several ids may bind the same service ID; their keys tell them
- * apart.  A REQ that no peer id waits for is held, answered with an MRA,
- * until ib_send_cm_peer_req() claims it or its sender would have given up
- * (its response timeout and retries).  ib_destroy_cm_id() releases the
- * bind.  Binding again with the same arguments is a no-op.''',''' * fails.  Several ids may bind the same service ID; their keys tell them
+ * apart.  A REQ that no peer id waits for is held until
+ * ib_send_cm_peer_req() claims it or its sender would have given up (its
+ * response timeout and retries), its retransmissions answered with an
+ * MRA.  ib_destroy_cm_id() releases the bind.  Binding again with the
+ * same arguments is a no-op.''',''' * fails.  Several ids may bind the same service ID; their keys tell them
  * apart.  A REQ that no peer id waits for is rejected as if nobody
  * listened.  ib_destroy_cm_id() releases the bind.  Binding again with the
  * same arguments is a no-op.''')

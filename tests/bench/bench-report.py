@@ -62,8 +62,9 @@ def load_run(bdir, run):
         after = counters(os.path.join(bdir, host, run + '.after'))
         for k, v in after.items():
             # counted where they arrive: ib_cm's cm_tx_msgs counts a
-            # response sent without a cm_id (the MRA for a held REQ, as
-            # its MRA for a duplicate REQ) twice, as sent and as retried
+            # response sent without a cm_id (the MRA for a resent held
+            # REQ, as its MRA for a duplicate REQ) twice, as sent and as
+            # retried
             if k.startswith('cm_rx_msgs/'):
                 mads[k.split('/', 1)[1]] += v - before.get(k, 0)
     return ends, rounds, mads
@@ -339,7 +340,7 @@ def storm_one(bdir, run, expected):
     for host in ('a', 'b'):
         for k, v in delta[host].items():
             # not mra: a response sent without a cm_id (the MRA for a
-            # held REQ) counts as a retry too
+            # resent held REQ) counts as a retry too
             if k.startswith('cm_tx_retries/') and not k.endswith('/mra'):
                 retries[k.split('/', 1)[1]] += v
     rej = mads['rej']

@@ -8,7 +8,7 @@
 # <netdev>, runs the cm_peer_fuzz suite (its flood holds REQs, with a hold
 # age longer than the suite), then deletes rxe0 after a random 0-1 s,
 # while the REJs for them (sent when the suite's peer ids went away, which
-# ends what was held for them) and their MRAs may still be in flight, and
+# ends what was held for them) may still be in flight, and
 # checks that nothing stayed held.  The suite cannot run during the deletion:
 # its MAD agent is not an IB client, so the MAD layer's removal would pull
 # the port from under it; and rxe cannot be deleted while a user-space

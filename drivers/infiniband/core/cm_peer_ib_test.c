@@ -506,9 +506,9 @@ static void peer_expect_one_connection(struct kunit *test, struct peer_end *a,
 	KUNIT_EXPECT_EQ(test, IB_CM_ESTABLISHED, b->cm_id->state);
 	KUNIT_EXPECT_TRUE(test, a->cm_id->local_id == b->cm_id->remote_id);
 	KUNIT_EXPECT_TRUE(test, b->cm_id->local_id == a->cm_id->remote_id);
-	kunit_info(test, "%s passive (QPN %#x), %s active (QPN %#x)%s\n",
+	kunit_info(test, "%s passive (QPN %#x), %s active (QPN %#x)\n",
 		   passive->name, passive->qp->qp_num, active->name,
-		   active->qp->qp_num, active->got_mra ? ", REQ was held" : "");
+		   active->qp->qp_num);
 }
 
 /* Both send their REQ back to back: the REQs collide, QPN decides. */
@@ -516,6 +516,7 @@ static void peer_ib_collision(struct kunit *test)
 {
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long held = peer_counter(test, "cm_peer/held");
 
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID));
@@ -523,12 +524,12 @@ static void peer_ib_collision(struct kunit *test)
 	peer_end_wait(b);
 	peer_expect_one_connection(test, a, b);
 	/*
-	 * When the REQs crossed (no MRA: neither was held) the arbiter chose:
-	 * equal GIDs, so the smaller QPN is passive.  When a's REQ was
-	 * processed before b sent its own, it was held and b, the late end,
-	 * turned passive without arbitration.
+	 * When the REQs crossed (neither was held) the arbiter chose: equal
+	 * GIDs, so the smaller QPN is passive.  When a's REQ was processed
+	 * before b sent its own, it was held and b, the late end, turned
+	 * passive without arbitration.
 	 */
-	if (!a->got_mra && !b->got_mra)
+	if (peer_counter(test, "cm_peer/held") == held)
 		KUNIT_EXPECT_LT(test, peer_passive_of(a, b)->qp->qp_num,
 				(peer_passive_of(a, b) == a ? b : a)->qp->qp_num);
 	else
@@ -536,29 +537,100 @@ static void peer_ib_collision(struct kunit *test)
 	peer_exchange(test, a, b);
 }
 
-/* b binds @sid as peer, a sends its REQ; 200 ms for b's CM to hold it */
+/* Wait for the CM to hold one more REQ than @held0 */
+static void peer_wait_held(struct kunit *test, unsigned long held0)
+{
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
+
+	while (peer_counter(test, "cm_peer/held") == held0 &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_ASSERT_EQ(test, held0 + 1, peer_counter(test, "cm_peer/held"));
+}
+
+/* b binds @sid as peer, a sends its REQ, b's CM holds it */
 static void peer_hold_at(struct kunit *test, struct peer_end *a,
 			 struct peer_end *b, u64 sid)
 {
+	unsigned long held0 = peer_counter(test, "cm_peer/held");
+
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id, cpu_to_be64(sid), 0));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, sid));
-	msleep(200);
+	peer_wait_held(test, held0);
 }
 
-/* b binds, a connects, b connects 200 ms later: a's REQ is held. */
+/* b binds, a connects, b connects once a's REQ is held. */
 static void peer_ib_early_req(struct kunit *test)
 {
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
 
 	peer_hold_at(test, a, b, PEER_SID + 1);
-	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	/* no MRA within a's first timeout (384 ms): the claim is quicker */
+	KUNIT_EXPECT_FALSE(test, a->got_mra);
 	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 1));
 	peer_end_wait(a);
 	peer_end_wait(b);
 	peer_expect_one_connection(test, a, b);
 	KUNIT_EXPECT_TRUE(test, b->got_req);	/* the late end is passive */
+	peer_exchange(test, a, b);
+}
+
+/*
+ * a's REQ is held longer than its first timeout: its retransmission is
+ * answered with an MRA, a keeps waiting, and b's later connect claims it.
+ */
+static void peer_ib_held_resent(struct kunit *test)
+{
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long dups = peer_counter(test, "cm_rx_duplicates/req");
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
+
+	peer_hold_at(test, a, b, PEER_SID + 11);
+	while (!a->got_mra && time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_rx_duplicates/req"), dups);
+	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 11));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_TRUE(test, b->got_req);
+	peer_exchange(test, a, b);
+}
+
+/*
+ * a's REQ allows no retransmission: it is answered with an MRA at once,
+ * or a REQ handled late would be held after a gave up (its budget counts
+ * from sending, the hold's from handling).
+ */
+static void peer_ib_held_no_retries(struct kunit *test)
+{
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	struct ib_cm_req_param req = peer_req_param(a, PEER_SID + 12);
+	unsigned long held = peer_counter(test, "cm_peer/held");
+	unsigned long deadline;
+
+	req.max_cm_retries = 0;
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(PEER_SID + 12), 0));
+	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
+	/* before a's timeout: this MRA cannot answer a retransmission */
+	deadline = jiffies + msecs_to_jiffies(peer_req_budget_ms(&req) * 3 / 4);
+	peer_wait_held(test, held);
+	while (!a->got_mra && time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_EXPECT_TRUE(test, a->got_mra);
+	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 12));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_TRUE(test, b->got_req);
 	peer_exchange(test, a, b);
 }
 
@@ -920,14 +992,15 @@ static void peer_ib_listen_gone(struct kunit *test)
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
 	struct ib_cm_id *listen;
+	unsigned long held;
 
 	listen = peer_listen_on(test, al, port);
 	peer_identity(test, a, port, port + 1, "a");
 	peer_identity(test, b, port + 1, port, "b");
 	kunit_release_action(test, peer_unlisten, listen);
+	held = peer_counter(test, "cm_peer/held");
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
-	msleep(200);
-	KUNIT_EXPECT_TRUE(test, b->got_mra);	/* held */
+	peer_wait_held(test, held);
 	KUNIT_EXPECT_FALSE(test, al->got_req);
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
 	peer_end_wait(a);
@@ -1018,7 +1091,6 @@ static void peer_teardown_holder_during_hold(struct kunit *test)
 	struct peer_end *b = peer_end_create(test, "b");
 
 	peer_hold_at(test, a, b, PEER_SID + 0x202);
-	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(b->cm_id);
 	b->cm_id = NULL;
 	peer_end_wait(a);
@@ -1040,7 +1112,6 @@ static void peer_teardown_held_during_hold(struct kunit *test)
 	unsigned long withdrawn = peer_counter(test, "cm_peer/withdrawn");
 
 	peer_hold_at(test, a, b, PEER_SID + 0x203);
-	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
 	msleep(200);
@@ -1060,6 +1131,8 @@ static void peer_teardown_held_during_hold(struct kunit *test)
 static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_collision),
 	KUNIT_CASE_SLOW(peer_ib_early_req),
+	KUNIT_CASE_SLOW(peer_ib_held_resent),
+	KUNIT_CASE_SLOW(peer_ib_held_no_retries),
 	KUNIT_CASE_SLOW(peer_ib_shared_sid),
 	KUNIT_CASE_SLOW(peer_ib_late_bind),
 	KUNIT_CASE_SLOW(peer_ib_never_bound),
@@ -2379,6 +2452,7 @@ static void peer_fault_scenario(struct kunit *test)
 	/* a fresh ServiceID per case: nothing left over from the last one */
 	u64 sid = PEER_SID + 0x100 + (c - peer_fault_cases);
 	struct peer_end *a, *b;
+	unsigned long deadline;
 	unsigned int hits;
 	int ret;
 
@@ -2405,6 +2479,11 @@ static void peer_fault_scenario(struct kunit *test)
 		 */
 		peer_rdv_wait_below(test, PEER_TEST_MAX_HELD);
 		peer_hold_at(test, a, b, sid);
+		/* only a's retransmission is answered with the MRA */
+		deadline = jiffies + PEER_TIMEOUT;
+		while (cm_peer_fault_hits() == hits &&
+		       time_before(jiffies, deadline))
+			msleep(20);
 		KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid));
 		break;
 	}
@@ -2613,10 +2692,11 @@ static unsigned long peer_race_handled(struct kunit *test)
  */
 static void peer_race_claim_vs_hold(struct kunit *test)
 {
-	unsigned long held0;
-	unsigned int i, held = 0;
+	unsigned long held0, held_ctr;
+	unsigned int i, held;
 
 	held0 = peer_race_begin(test);
+	held_ctr = peer_counter(test, "cm_peer/held");
 	for (i = 0; i < peer_race_rounds; i++) {
 		struct peer_end *a = peer_end_create(test, "a");
 		struct peer_end *b = peer_end_create(test, "b");
@@ -2632,11 +2712,11 @@ static void peer_race_claim_vs_hold(struct kunit *test)
 		peer_end_wait(b);
 		peer_expect_one_connection(test, a, b);
 		peer_exchange(test, a, b);
-		held += a->got_mra;
 		peer_race_release(test, a, b);
 		if (peer_race_failed(test, i))
 			return;
 	}
+	held = peer_counter(test, "cm_peer/held") - held_ctr;
 	kunit_info(test, "%u rounds: %u held, %u collisions\n", i, held,
 		   i - held);
 	peer_race_expect_none_held(test, held0);
@@ -2852,7 +2932,7 @@ kunit_test_suite(cm_peer_race_test_suite);
  *  - cs: to a listener whose handler refuses (the CM sends a REJ);
  *  - peer_match: each matches one of n waiting ids (their own REQs were
  *    dropped) and loses the arbitration (CA GUID 1): the CM discards it;
- *  - peer_hold: matches no waiting id and is held (an MRA goes out), with
+ *  - peer_hold: matches no waiting id and is held (nothing is sent), with
  *    n REQs held already;
  *  - cs_loaded: client/server again, beside both peer populations.
  *
