@@ -214,12 +214,12 @@ static bool cm_peer_pending(struct cm_id_private *cm_id_priv);
 	} else if (!held) {''','''	held = cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
 			     &cm_id_priv->peer_wait->entry.key);
 	if (!held) {''')
-    e.sub(''' * response timeout and retries), its retransmissions answered with an
- * MRA; with ib_cm_insert_peer_listen() it goes to the listener instead.
- * ib_destroy_cm_id() releases the bind.  Binding again with the same
- * arguments is a no-op.''',''' * response timeout and retries), its retransmissions answered with an
- * MRA.  ib_destroy_cm_id() releases the bind.  Binding again with the
- * same arguments is a no-op.''')
+    e.sub(''' * response timeout and retries), answered with an MRA when resent (at once
+ * if never); with ib_cm_insert_peer_listen() it goes to the listener
+ * instead.  ib_destroy_cm_id() releases the bind.  Binding again with the
+ * same arguments is a no-op.''',''' * response timeout and retries), answered with an MRA when resent (at once
+ * if never).  ib_destroy_cm_id() releases the bind.  Binding again with
+ * the same arguments is a no-op.''')
     e.rm_func('struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,')
     e.rm('EXPORT_SYMBOL(ib_cm_insert_peer_listen);\n\n')
     e.sub(""" * Return: 0 or a negative errno, as ib_send_cm_req() and ib_cm_peer_bind();
@@ -418,9 +418,9 @@ static void cm_peer_node_free(struct cm_id_private *node)
  * peer REQ that matches no waiting id is held in the node's index;
  * ib_send_cm_peer_req() claims it by the same key and turns passive
  * without sending a REQ, or the REQ expires and is rejected.  Only a
- * retransmission of a held REQ is answered with an MRA: most holds end
- * within the sender's first timeout, and a storm of MRAs would compete
- * with the REQs for the GSI receive queues.''',''' * listen_id == the cm_id) and the ULP answers it with ib_send_cm_rep().  A
+ * retransmission of a held REQ is answered with an MRA (or a REQ that is
+ * never resent): most holds end within the sender's first timeout, and a
+ * storm of MRAs would compete with the REQs for the GSI receive queues.''',''' * listen_id == the cm_id) and the ULP answers it with ib_send_cm_rep().  A
  * peer REQ that matches no waiting id is rejected, as if nobody listened.''')
     e.sub('''/*
  * The REQ's key: @match points into the REQ, so @work must stay alive
@@ -559,9 +559,9 @@ static int cm_peer_add_wait(struct cm_id_private *cm_id_priv,
     e.sub(''' * fails.  Several ids may bind the same service ID; their keys tell them
  * apart.  A REQ that no peer id waits for is held until
  * ib_send_cm_peer_req() claims it or its sender would have given up (its
- * response timeout and retries), its retransmissions answered with an
- * MRA.  ib_destroy_cm_id() releases the bind.  Binding again with the
- * same arguments is a no-op.''',''' * fails.  Several ids may bind the same service ID; their keys tell them
+ * response timeout and retries), answered with an MRA when resent (at once
+ * if never).  ib_destroy_cm_id() releases the bind.  Binding again with
+ * the same arguments is a no-op.''',''' * fails.  Several ids may bind the same service ID; their keys tell them
  * apart.  A REQ that no peer id waits for is rejected as if nobody
  * listened.  ib_destroy_cm_id() releases the bind.  Binding again with the
  * same arguments is a no-op.''')

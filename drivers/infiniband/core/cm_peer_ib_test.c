@@ -86,6 +86,8 @@ struct peer_end {
 };
 
 static unsigned long peer_counter(struct kunit *test, const char *name);
+static void peer_set_limits(struct kunit *test, struct ib_device *dev,
+			    unsigned int max_held, unsigned int max_age_ms);
 
 static void peer_finish(struct peer_end *e, int status)
 {
@@ -613,17 +615,18 @@ static void peer_ib_held_no_retries(struct kunit *test)
 	struct peer_end *b = peer_end_create(test, "b");
 	struct ib_cm_req_param req = peer_req_param(a, PEER_SID + 12);
 	unsigned long held = peer_counter(test, "cm_peer/held");
-	unsigned long deadline;
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
 
+	/* a hold longer than a's 384 ms: b's claim need not race its end */
+	peer_set_limits(test, a->dev, 0, 2000);
 	req.max_cm_retries = 0;
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
 						 cpu_to_be64(PEER_SID + 12), 0));
 	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
-	/* before a's timeout: this MRA cannot answer a retransmission */
-	deadline = jiffies + msecs_to_jiffies(peer_req_budget_ms(&req) * 3 / 4);
 	peer_wait_held(test, held);
-	while (!a->got_mra && time_before(jiffies, deadline))
+	while (!a->got_mra && a->status == 1 && time_before(jiffies, deadline))
 		msleep(20);
+	/* never resent, so only the MRA at the hold keeps a waiting */
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
 	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 12));
