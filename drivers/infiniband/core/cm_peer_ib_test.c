@@ -70,6 +70,7 @@ struct peer_end {
 	struct completion done;
 	int status;		/* 0 established, < 0 failed */
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
+	bool no_retries;	/* its REQ is never resent */
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
 	bool hold_req;		/* leave the REQ unanswered, see peer_send_rep() */
 	unsigned int slow_req_ms;	/* the REQ event takes this long */
@@ -457,6 +458,8 @@ static int peer_send_req(struct peer_end *e, u64 sid)
 {
 	struct ib_cm_req_param req = peer_req_param(e, sid);
 
+	if (e->no_retries)
+		req.max_cm_retries = 0;
 	if (e->has_match) {
 		req.private_data = e->req_data;
 		req.private_data_len = sizeof(e->req_data);
@@ -561,6 +564,28 @@ static void peer_hold_at(struct kunit *test, struct peer_end *a,
 	peer_wait_held(test, held0);
 }
 
+/* a's REQ is held at b: b connects, claims it and turns passive */
+static void peer_claim_held(struct kunit *test, struct peer_end *a,
+			    struct peer_end *b, u64 sid)
+{
+	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_TRUE(test, b->got_req);	/* the late end is passive */
+	peer_exchange(test, a, b);
+}
+
+/* Wait, while @e is connecting, for an MRA to its REQ. */
+static void peer_wait_mra(struct peer_end *e)
+{
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
+
+	while (!e->got_mra && e->status == 1 && time_before(jiffies, deadline))
+		msleep(20);
+}
+
 /* b binds, a connects, b connects once a's REQ is held. */
 static void peer_ib_early_req(struct kunit *test)
 {
@@ -570,71 +595,43 @@ static void peer_ib_early_req(struct kunit *test)
 	peer_hold_at(test, a, b, PEER_SID + 1);
 	/* no MRA within a's first timeout (384 ms): the claim is quicker */
 	KUNIT_EXPECT_FALSE(test, a->got_mra);
-	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
-	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 1));
-	peer_end_wait(a);
-	peer_end_wait(b);
-	peer_expect_one_connection(test, a, b);
-	KUNIT_EXPECT_TRUE(test, b->got_req);	/* the late end is passive */
-	peer_exchange(test, a, b);
+	peer_claim_held(test, a, b, PEER_SID + 1);
 }
 
 /*
  * a's REQ is held longer than its first timeout: its retransmission is
  * answered with an MRA, a keeps waiting, and b's later connect claims it.
+ * With @no_retries a's REQ is never resent: it is answered with an MRA
+ * at once, or a REQ handled late would be held after a gave up (its
+ * budget counts from sending, the hold's from handling).
  */
-static void peer_ib_held_resent(struct kunit *test)
+static void peer_held_mra(struct kunit *test, u64 sid, bool no_retries)
 {
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
 	unsigned long dups = peer_counter(test, "cm_rx_duplicates/req");
-	unsigned long deadline = jiffies + PEER_TIMEOUT;
 
-	peer_hold_at(test, a, b, PEER_SID + 11);
-	while (!a->got_mra && time_before(jiffies, deadline))
-		msleep(20);
+	if (no_retries) {
+		/* a hold longer than a's 384 ms: the claim need not race it */
+		peer_set_limits(test, a->dev, 0, 2000);
+		a->no_retries = true;
+	}
+	peer_hold_at(test, a, b, sid);
+	peer_wait_mra(a);
 	KUNIT_EXPECT_TRUE(test, a->got_mra);
-	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_rx_duplicates/req"), dups);
-	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
-	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 11));
-	peer_end_wait(a);
-	peer_end_wait(b);
-	peer_expect_one_connection(test, a, b);
-	KUNIT_EXPECT_TRUE(test, b->got_req);
-	peer_exchange(test, a, b);
+	KUNIT_EXPECT_EQ(test, !no_retries,
+			peer_counter(test, "cm_rx_duplicates/req") > dups);
+	peer_claim_held(test, a, b, sid);
 }
 
-/*
- * a's REQ allows no retransmission: it is answered with an MRA at once,
- * or a REQ handled late would be held after a gave up (its budget counts
- * from sending, the hold's from handling).
- */
+static void peer_ib_held_resent(struct kunit *test)
+{
+	peer_held_mra(test, PEER_SID + 11, false);
+}
+
 static void peer_ib_held_no_retries(struct kunit *test)
 {
-	struct peer_end *a = peer_end_create(test, "a");
-	struct peer_end *b = peer_end_create(test, "b");
-	struct ib_cm_req_param req = peer_req_param(a, PEER_SID + 12);
-	unsigned long held = peer_counter(test, "cm_peer/held");
-	unsigned long deadline = jiffies + PEER_TIMEOUT;
-
-	/* a hold longer than a's 384 ms: b's claim need not race its end */
-	peer_set_limits(test, a->dev, 0, 2000);
-	req.max_cm_retries = 0;
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
-						 cpu_to_be64(PEER_SID + 12), 0));
-	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_peer_req(a->cm_id, &req, NULL));
-	peer_wait_held(test, held);
-	while (!a->got_mra && a->status == 1 && time_before(jiffies, deadline))
-		msleep(20);
-	/* never resent, so only the MRA at the hold keeps a waiting */
-	KUNIT_EXPECT_TRUE(test, a->got_mra);
-	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
-	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 12));
-	peer_end_wait(a);
-	peer_end_wait(b);
-	peer_expect_one_connection(test, a, b);
-	KUNIT_EXPECT_TRUE(test, b->got_req);
-	peer_exchange(test, a, b);
+	peer_held_mra(test, PEER_SID + 12, true);
 }
 
 /*
