@@ -1002,12 +1002,7 @@ static void peer_ib_listen_gone(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	peer_wait_held(test, held);
 	KUNIT_EXPECT_FALSE(test, al->got_req);
-	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
-	peer_end_wait(a);
-	peer_end_wait(b);
-	peer_expect_one_connection(test, a, b);
-	KUNIT_EXPECT_TRUE(test, a->got_req);	/* the late end is passive */
-	peer_exchange(test, a, b);
+	peer_claim_held(test, b, a, port + 1);
 }
 
 /*
@@ -2263,7 +2258,7 @@ static void peer_fuzz_rep_withdraws_held(struct kunit *test)
 {
 	struct peer_fuzz *f = peer_fuzz_create(test);
 	struct peer_end *q = f->end;
-	unsigned long held0, withdrawn0, occ0, deadline;
+	unsigned long held0, withdrawn0, occ0;
 	struct cm_req_msg req;
 	struct cm_rep_msg rep = {};
 
@@ -2276,11 +2271,7 @@ static void peer_fuzz_rep_withdraws_held(struct kunit *test)
 	withdrawn0 = peer_counter(test, "cm_peer/withdrawn");
 	peer_fuzz_base_req(f, &req, PEER_FUZZ_SID + 0x40);
 	KUNIT_ASSERT_EQ(test, 0, peer_fuzz_send(f, &req));
-	deadline = jiffies + PEER_TIMEOUT;
-	while (peer_counter(test, "cm_peer/held") == held0 &&
-	       time_before(jiffies, deadline))
-		msleep(20);
-	KUNIT_ASSERT_EQ(test, held0 + 1, peer_counter(test, "cm_peer/held"));
+	peer_wait_held(test, held0);
 
 	/* our REQ: to a service ID nobody binds, it is sent again meanwhile */
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(q, PEER_FUZZ_SID + 0x41));
