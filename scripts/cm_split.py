@@ -3,7 +3,7 @@
 """The ib_cm patch of the series in steps (patches/series.txt, "@N").
 
 cm.c exists once, in its final form (patches/ and the prepared tree).  The
-series takes it apart again: stage 8 is the final cm.c without the test
+series takes it apart again: stage 9 is the final cm.c without the test
 hooks (fault injection, KUnit limits), which later patches add; each stage
 N-1 is stage N without one feature, removed by the edits below.  A series
 patch that lists "drivers/infiniband/core/cm.c<TAB>@N" gets stage N:
@@ -16,12 +16,13 @@ patch that lists "drivers/infiniband/core/cm.c<TAB>@N" gets stage N:
   6  sending a REQ again after REJ(invalid service ID)
   7  on demand (ib_cm_insert_peer_listen())
   8  counters and trace events
+  9  the window of peer REQs (pacing, giving way)
 
 Every edit must match exactly once: when cm.c changes where an edit looks,
 this fails and the edit is updated.  Code that changes elsewhere moves into
 every stage that has it.
 
-usage: cm_split.py FINAL_CM_C OUTDIR   writes OUTDIR/cm.c.1 .. cm.c.8
+usage: cm_split.py FINAL_CM_C OUTDIR   writes OUTDIR/cm.c.1 .. cm.c.9
 """
 import os
 import re
@@ -74,10 +75,332 @@ STRIP_TEST_HOOKS = (r'/^#include "cm_peer_fault\.h"$/d;/cm_peer_fault_recv(/,/^$
                     r'/^#endif$/{/^#endif/N;d}')
 
 
-def stage8(s):
+def stage9(s):
     out = subprocess.run(['sed', STRIP_TEST_HOOKS], input=s, check=True,
                          capture_output=True, text=True).stdout
     return out.rstrip('\n') + '\n'
+
+
+def stage8(s):
+    """stage 9 without the window of peer REQs"""
+    e = Ed(s)
+    e.rm('''	CM_PEER_DEFERRED_COUNTER,	/* peer REQ waited for the window */
+''')
+    e.rm('''	/* the peer REQ window, see CM_PEER_WINDOW; under cm.lock */
+	struct list_head peer_out;	/* cm_peer_wait.window: REQs posted */
+	struct list_head peer_deferred;	/* ... and REQs waiting to be */
+	unsigned int peer_nr_out;
+	struct delayed_work peer_send;	/* cm_peer_send_handler() */
+''')
+    e.rm('''	unsigned int peer_window;	/* CM_PEER_WINDOW; KUnit changes it */
+''')
+    e.rm('''	/*
+	 * The window (cm_peer_post_req()): our REQ built but not posted; on
+	 * port->peer_deferred, or off it while we give way to the other
+	 * end's REQ.  Written under both cm_id_priv->lock and cm.lock.
+	 */
+	bool deferred;
+	struct list_head window;	/* port->peer_out or peer_deferred */
+	struct cm_port *port;
+	unsigned long rtt;		/* jiffies: twice the packet lifetime */
+	unsigned long out_until;	/* jiffies: leaves peer_out then */
+''')
+    e.rm('''static void cm_peer_window_del(struct cm_id_private *cm_id_priv);
+
+''')
+    e.sub('''	if (cm_peer_listed(cm_id_priv)) {
+		cm_peer_window_del(cm_id_priv);
+''', '''	if (cm_peer_listed(cm_id_priv))
+''')
+    e.sub('''			    CM_PEER_WAITING, &cm_id_priv->peer_wait->entry);
+	}
+	if (pend && pend->node && !RB_EMPTY_NODE(&pend->entry.node))
+''', '''			    CM_PEER_WAITING, &cm_id_priv->peer_wait->entry);
+	if (pend && pend->node && !RB_EMPTY_NODE(&pend->entry.node))
+''')
+    e.rm('''static int cm_peer_post_req(struct cm_id_private *cm_id_priv,
+			    struct ib_mad_send_buf *msg);
+static void cm_peer_send_all(struct cm_device *cm_dev);
+static void cm_peer_window_leave(struct cm_id_private *cm_id_priv);
+
+/* Our peer REQ is deferred, never sent (cm_peer_post_req()). */
+static bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
+{
+	lockdep_assert_held(&cm_id_priv->lock);
+	return cm_id_priv->peer_wait && cm_id_priv->peer_wait->deferred;
+}
+''')
+    e.rm('''		/* a deferred peer REQ never left: no REJ for it */
+		if (cm_peer_unposted(cm_id_priv)) {
+			cm_reset_to_idle(cm_id_priv);
+			break;
+		}
+''')
+    e.sub('''	if (cm_id_priv->peer_wait)
+		ret = cm_peer_post_req(cm_id_priv, msg);
+	else
+		ret = ib_post_send_mad(msg, NULL);
+''', '''	ret = ib_post_send_mad(msg, NULL);
+''')
+    e.rm(''' * Peer REQs a port has out unanswered, at most.  In a storm both ends send
+ * a REQ per connection at once; unpaced, the bursts overrun the receivers'
+ * GSI queues (ib_mad's 512 receive buffers by default), and a lost REQ
+ * costs its sender a whole timeout.  A REQ past the window is built but
+ * not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
+ * most connections of a storm then cost one REQ, not two.  A REQ not
+ * answered within a round trip, twice its packet lifetime, is held there
+ * or lost; either way it no longer fills a receive queue and leaves the
+ * window, so that REQs to ends not there yet do not stall the others.
+ */
+#define CM_PEER_WINDOW	64
+
+/* Post the deferred REQs of @port now; under cm.lock. */
+static void cm_peer_kick(struct cm_port *port)
+{
+	lockdep_assert_held(&cm.lock);
+	if (!list_empty(&port->peer_deferred) && !port->cm_dev->going_down)
+		mod_delayed_work(cm.wq, &port->peer_send, 0);
+}
+
+/* Is there room for one more REQ out?  Drops those out for a round trip. */
+static bool cm_peer_window_open(struct cm_port *port)
+{
+	struct cm_peer_wait *wait, *tmp;
+
+	lockdep_assert_held(&cm.lock);
+	if (port->peer_nr_out < port->cm_dev->peer_window)
+		return true;
+	list_for_each_entry_safe(wait, tmp, &port->peer_out, window) {
+		if (time_before(jiffies, wait->out_until))
+			continue;
+		list_del_init(&wait->window);
+		port->peer_nr_out--;
+	}
+	return port->peer_nr_out < port->cm_dev->peer_window;
+}
+
+static void cm_peer_window_add(struct cm_peer_wait *wait)
+{
+	lockdep_assert_held(&cm.lock);
+	wait->out_until = jiffies + wait->rtt;
+	list_add_tail(&wait->window, &wait->port->peer_out);
+	wait->port->peer_nr_out++;
+}
+
+/*
+ * Our REQ leaves the window or its queue: answered, failed or given up.
+ * A REQ never posted is freed here, as nothing else completes it.
+ */
+static void cm_peer_window_del(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+
+	lockdep_assert_held(&cm.lock);
+	if (wait->deferred) {
+		wait->deferred = false;
+		cm_free_priv_msg(cm_id_priv->msg);
+	} else if (!list_empty(&wait->window)) {
+		wait->port->peer_nr_out--;
+		cm_peer_kick(wait->port);
+	}
+	list_del_init(&wait->window);
+}
+
+/* The other end's CM answered our REQ (MRA, REJ): it leaves the window. */
+static void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
+{
+	lockdep_assert_held(&cm_id_priv->lock);
+	if (!cm_id_priv->peer_wait || cm_id_priv->peer_wait->deferred)
+		return;
+	spin_lock(&cm.lock);
+	cm_peer_window_del(cm_id_priv);
+	spin_unlock(&cm.lock);
+}
+
+/*
+ * Post our peer REQ, from ib_send_cm_req() under cm_id_priv->lock, or
+ * queue it while the window of its port is full.  Not listed (no
+ * ib_send_cm_peer_req()): posted as any REQ.
+ */
+static int cm_peer_post_req(struct cm_id_private *cm_id_priv,
+			    struct ib_mad_send_buf *msg)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	struct cm_port *port = cm_id_priv->av.port;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	if (cm_peer_listed(cm_id_priv)) {
+		wait->port = port;
+		if (!list_empty(&port->peer_deferred) ||
+		    !cm_peer_window_open(port)) {
+			wait->deferred = true;
+			list_add_tail(&wait->window, &port->peer_deferred);
+			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
+			/* it reschedules itself for the first round trip out */
+			cm_peer_kick(port);
+			spin_unlock(&cm.lock);
+			return 0;
+		}
+		cm_peer_window_add(wait);
+	}
+	spin_unlock(&cm.lock);
+	return ib_post_send_mad(msg, NULL);
+}
+
+/* The REQ we gave way to was refused: ours waits again, first in line. */
+static void cm_peer_unyield(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+
+	spin_lock_irq(&cm.lock);
+	if (wait && wait->deferred && list_empty(&wait->window)) {
+		list_add(&wait->window, &wait->port->peer_deferred);
+		cm_peer_kick(wait->port);
+	}
+	spin_unlock_irq(&cm.lock);
+}
+
+/*
+''')
+    e.sub(''' * and cm_peer_list() claims it; unless our REQ waits for the window, then
+ * we take the passive role.  On one device our own REQ may come back.
+''', ''' * and cm_peer_list() claims it.  On one device our own REQ may come back.
+''')
+    e.rm('''		if (wait->deferred && !list_empty(&wait->window)) {
+			/* ours never left: no arbitration, we give way */
+			list_del_init(&wait->window);
+			*role = CM_PEER_PASSIVE;
+			/* the unposted REQ holds a reference */
+			refcount_inc(&wait->cm_id_priv->refcount);
+			return wait->cm_id_priv;
+		}
+''')
+    e.rm('''	cm_peer_send_all(cm_dev);
+''')
+    e.rm('''	if (ret)
+		cm_peer_unyield(cm_id_priv);
+''')
+    e.rm('''	wait->rtt = msecs_to_jiffies(2 * cm_convert_to_ms(
+				param->primary_path->packet_life_time));
+''')
+    e.rm('''	INIT_LIST_HEAD(&wait->window);
+''')
+    e.sub('''	ib_cancel_mad(cm_id_priv->msg);
+	cm_peer_window_leave(cm_id_priv);
+	delay = min3(msecs_to_jiffies(CM_PEER_RESEND_MS << min(wait->resends, 4U)),
+''', '''	ib_cancel_mad(cm_id_priv->msg);
+	delay = min3(msecs_to_jiffies(CM_PEER_RESEND_MS << min(wait->resends, 4U)),
+''')
+    e.rm('''/* The first REQ waiting for @port's window, referenced, if there is room. */
+static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
+						   bool all)
+{
+	struct cm_id_private *cm_id_priv = NULL;
+	struct cm_peer_wait *wait, *out;
+	unsigned long next;
+
+	spin_lock_irq(&cm.lock);
+	wait = list_first_entry_or_null(&port->peer_deferred,
+					struct cm_peer_wait, window);
+	if (wait && (all || cm_peer_window_open(port))) {
+		cm_id_priv = wait->cm_id_priv;
+		refcount_inc(&cm_id_priv->refcount);
+	} else if (wait && !port->cm_dev->going_down) {
+		/* full: again when the first REQ out has had its round trip */
+		next = jiffies + MAX_JIFFY_OFFSET;
+		list_for_each_entry(out, &port->peer_out, window)
+			if (time_before(out->out_until, next))
+				next = out->out_until;
+		queue_delayed_work(cm.wq, &port->peer_send,
+				   time_after(next, jiffies) ? next - jiffies : 0);
+	}
+	spin_unlock_irq(&cm.lock);
+	return cm_id_priv;
+}
+
+/* Post @cm_id_priv's REQ if it still waits; drops the caller's reference. */
+static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	struct ib_mad_send_buf *msg;
+	bool post;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	/* not given way meanwhile (off the list), nor ended (not deferred) */
+	post = wait->deferred && !list_empty(&wait->window);
+	if (post) {
+		list_del(&wait->window);
+		wait->deferred = false;
+		cm_peer_window_add(wait);
+		cm_peer_keep_req(cm_id_priv);
+	}
+	spin_unlock(&cm.lock);
+	msg = cm_id_priv->msg;
+	if (post && ib_post_send_mad(msg, NULL)) {
+		cm_free_priv_msg(msg);
+		cm_peer_resend_failed(cm_id_priv);
+		return;
+	}
+	spin_unlock_irq(&cm_id_priv->lock);
+	cm_deref_id(cm_id_priv);
+}
+
+static void cm_peer_send_handler(struct work_struct *_work)
+{
+	struct cm_port *port = container_of(to_delayed_work(_work),
+					    struct cm_port, peer_send);
+	struct cm_id_private *cm_id_priv;
+
+	while ((cm_id_priv = cm_peer_next_deferred(port, false)))
+		cm_peer_send_deferred(cm_id_priv);
+}
+
+/*
+ * The device goes: post every deferred REQ, window or not.  Unregistering
+ * the MAD agent then fails them as it fails the REQs already out.
+ */
+static void cm_peer_send_all(struct cm_device *cm_dev)
+{
+	struct cm_id_private *cm_id_priv;
+	struct cm_port *port;
+	u32 i;
+
+	rdma_for_each_port(cm_dev->ib_device, i) {
+		port = cm_dev->port[i - 1];
+		if (!port)
+			continue;
+		cancel_delayed_work_sync(&port->peer_send);
+		while ((cm_id_priv = cm_peer_next_deferred(port, true)))
+			cm_peer_send_deferred(cm_id_priv);
+	}
+}
+
+''')
+    e.sub('''		if (!cm_id_priv->peer_wait->deferred)
+			cm_peer_keep_req(cm_id_priv);
+''', '''		cm_peer_keep_req(cm_id_priv);
+''')
+    e.sub(''' * max_cm_retries + 1: the REQ is sent again after a backoff.  A port has
+ * at most 64 peer REQs out unanswered (CM_PEER_WINDOW); past that the REQ
+ * waits, as if in flight, until the window opens, and a REQ of the other
+ * end that comes meanwhile makes this end passive at once.
+''', ''' * max_cm_retries + 1: the REQ is sent again after a backoff.
+''')
+    e.rm('''		cm_peer_window_leave(cm_id_priv);
+''')
+    e.rm('''	CM_COUNTER_ATTR(deferred, CM_PEER, CM_PEER_DEFERRED_COUNTER),
+''')
+    e.rm('''	&cm_counter_attr_peer[10].attr.attr,
+''')
+    e.rm('''	cm_dev->peer_window = CM_PEER_WINDOW;
+''')
+    e.rm('''		INIT_LIST_HEAD(&port->peer_out);
+		INIT_LIST_HEAD(&port->peer_deferred);
+		INIT_DELAYED_WORK(&port->peer_send, cm_peer_send_handler);
+''')
+    return e.s
 
 
 def stage7(s):
@@ -781,9 +1104,9 @@ def stage1(s):
 
 
 def stages(final):
-    """[stage 1, ..., stage 8] of the final cm.c"""
-    s = [stage8(final)]
-    for f in (stage7, stage6, stage5, stage4, stage3, stage2, stage1):
+    """[stage 1, ..., stage 9] of the final cm.c"""
+    s = [stage9(final)]
+    for f in (stage8, stage7, stage6, stage5, stage4, stage3, stage2, stage1):
         # a removal may leave two blank lines where the code was
         s.insert(0, re.sub(r'\n{3,}', '\n\n', f(s[0])))
     return s

@@ -200,6 +200,7 @@ bool cm_peer_next_expiry(const struct cm_peer_queue *q, unsigned long *when);
 
 /* in cm.c with CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST, for KUnit tests only */
 int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
-			unsigned int max_held_svc, unsigned int max_age_ms);
+			unsigned int max_held_svc, unsigned int max_age_ms,
+			unsigned int window);
 
 #endif /* _CM_PEER_H */

@@ -71,6 +71,7 @@ struct peer_end {
 	int status;		/* 0 established, < 0 failed */
 	bool got_req, req_on_own_id, got_rep, got_mra, got_rtu, got_rej;
 	bool no_retries;	/* its REQ is never resent */
+	u8 response_timeout;	/* of its REQ, when not 0 */
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
 	bool hold_req;		/* leave the REQ unanswered, see peer_send_rep() */
 	unsigned int slow_req_ms;	/* the REQ event takes this long */
@@ -89,6 +90,8 @@ struct peer_end {
 static unsigned long peer_counter(struct kunit *test, const char *name);
 static void peer_set_limits(struct kunit *test, struct ib_device *dev,
 			    unsigned int max_held, unsigned int max_age_ms);
+static void peer_set_window(struct kunit *test, struct ib_device *dev,
+			    unsigned int window);
 
 static void peer_finish(struct peer_end *e, int status)
 {
@@ -460,6 +463,8 @@ static int peer_send_req(struct peer_end *e, u64 sid)
 
 	if (e->no_retries)
 		req.max_cm_retries = 0;
+	if (e->response_timeout)
+		req.remote_cm_response_timeout = e->response_timeout;
 	if (e->has_match) {
 		req.private_data = e->req_data;
 		req.private_data_len = sizeof(e->req_data);
@@ -1123,6 +1128,104 @@ static void peer_teardown_held_during_hold(struct kunit *test)
 		   b->status, b->got_rej, b->rej_reason);
 }
 
+/*
+ * The window of peer REQs a port has out, cut to one: x's REQ, held at y,
+ * fills it, and the REQs of a and b, connecting to each other, wait.
+ */
+static void peer_window_fill(struct kunit *test, struct peer_end *x,
+			     struct peer_end *y, struct peer_end *a,
+			     struct peer_end *b, u64 sid)
+{
+	unsigned long deferred = peer_counter(test, "cm_peer/deferred");
+
+	peer_set_window(test, x->dev, 1);
+	peer_hold_at(test, x, y, sid);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, sid + 1));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid + 1));
+	KUNIT_EXPECT_EQ(test, deferred + 2,
+			peer_counter(test, "cm_peer/deferred"));
+}
+
+/* The window opened: a's REQ went, and b gave way to it, unarbitrated. */
+static void peer_window_opened(struct kunit *test, struct peer_end *a,
+			       struct peer_end *b)
+{
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_TRUE(test, b->got_req);
+	peer_exchange(test, a, b);
+}
+
+/* REQs completed (cm_tx_msgs/req counts them as their MADs complete) */
+static unsigned long peer_reqs_sent(struct kunit *test)
+{
+	msleep(100);
+	return peer_counter(test, "cm_tx_msgs/req");
+}
+
+/* x's REQ is answered: the window opens at once. */
+static void peer_ib_window_answered(struct kunit *test)
+{
+	struct peer_end *x = peer_end_create(test, "x");
+	struct peer_end *y = peer_end_create(test, "y");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long reqs = peer_reqs_sent(test);
+
+	/* x's round trip (2 x 4.3 s) outlasts the test: only REPs open it */
+	x->path.packet_life_time = 20;
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x300);
+	msleep(300);
+	KUNIT_EXPECT_EQ(test, 1, a->status);
+	KUNIT_EXPECT_EQ(test, 1, b->status);
+	peer_claim_held(test, x, y, PEER_SID + 0x300);
+	peer_window_opened(test, a, b);
+	/* x's REQ and a's: b's was never sent */
+	KUNIT_EXPECT_EQ(test, reqs + 2, peer_reqs_sent(test));
+}
+
+/*
+ * x's REQ is not answered: the window opens after its round trip (134 ms),
+ * long before its first timeout (4.4 s) would bring an MRA.
+ */
+static void peer_ib_window_round_trip(struct kunit *test)
+{
+	struct peer_end *x = peer_end_create(test, "x");
+	struct peer_end *y = peer_end_create(test, "y");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+
+	x->response_timeout = 20;
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x310);
+	peer_window_opened(test, a, b);
+	KUNIT_EXPECT_FALSE(test, x->got_mra);
+	peer_claim_held(test, x, y, PEER_SID + 0x310);
+}
+
+/* An id destroyed while its REQ waits: no REJ, and nothing kept waiting. */
+static void peer_ib_window_destroy(struct kunit *test)
+{
+	struct peer_end *x = peer_end_create(test, "x");
+	struct peer_end *y = peer_end_create(test, "y");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long rejs;
+
+	x->path.packet_life_time = 20;
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x320);
+	rejs = peer_counter(test, "cm_tx_msgs/rej");
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = NULL;
+	msleep(100);
+	KUNIT_EXPECT_EQ(test, rejs, peer_counter(test, "cm_tx_msgs/rej"));
+	peer_claim_held(test, x, y, PEER_SID + 0x320);
+	/* b's REQ goes and finds nobody: rejected once its budget is out */
+	peer_end_wait(b);
+	KUNIT_EXPECT_LT(test, b->status, 0);
+	KUNIT_EXPECT_FALSE(test, b->got_req);
+}
+
 static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_collision),
 	KUNIT_CASE_SLOW(peer_ib_early_req),
@@ -1143,6 +1246,9 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_teardown_between_match_and_rep),
 	KUNIT_CASE_SLOW(peer_teardown_holder_during_hold),
 	KUNIT_CASE_SLOW(peer_teardown_held_during_hold),
+	KUNIT_CASE_SLOW(peer_ib_window_answered),
+	KUNIT_CASE_SLOW(peer_ib_window_round_trip),
+	KUNIT_CASE_SLOW(peer_ib_window_destroy),
 	{}
 };
 
@@ -1761,14 +1867,23 @@ static void peer_fuzz_release(void *data)
 
 static void peer_limits_restore(void *dev)
 {
-	cm_peer_test_limits(dev, 0, 0, 0);
+	cm_peer_test_limits(dev, 0, 0, 0, 0);
 }
 
 static void peer_set_limits(struct kunit *test, struct ib_device *dev,
 			    unsigned int max_held, unsigned int max_age_ms)
 {
 	KUNIT_ASSERT_EQ(test, 0, cm_peer_test_limits(dev, max_held, max_held,
-						     max_age_ms));
+						     max_age_ms, 0));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   peer_limits_restore, dev));
+}
+
+/* The device's window of peer REQs out: @window instead of 64 */
+static void peer_set_window(struct kunit *test, struct ib_device *dev,
+			    unsigned int window)
+{
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_test_limits(dev, 0, 0, 0, window));
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
 							   peer_limits_restore, dev));
 }
