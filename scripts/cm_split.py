@@ -281,8 +281,10 @@ static void cm_peer_unyield(struct cm_id_private *cm_id_priv)
     e.rm('''	if (ret)
 		cm_peer_unyield(cm_id_priv);
 ''')
-    e.rm('''	wait->rtt = msecs_to_jiffies(2 * cm_convert_to_ms(
-				param->primary_path->packet_life_time));
+    e.rm('''	u8 lifetime;
+''')
+    e.rm('''	lifetime = param->primary_path->packet_life_time;
+	wait->rtt = msecs_to_jiffies(2 * cm_convert_to_ms(lifetime));
 ''')
     e.rm('''	INIT_LIST_HEAD(&wait->window);
 ''')

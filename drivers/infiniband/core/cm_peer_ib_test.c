@@ -2952,6 +2952,55 @@ static void peer_race_destroy_vs_match(struct kunit *test)
 }
 
 /*
+ * A window of one: b's REQ is out and a's waits for the window.  b's REQ
+ * comes back to a, which gives way, while a is destroyed on another CPU.
+ * a's unsent REQ is freed once, by whichever comes first, and nothing is
+ * left queued: a last pair still connects through the window.
+ */
+static void peer_race_destroy_vs_give_way(struct kunit *test)
+{
+	unsigned long held0, deferred0;
+	unsigned int i, ok = 0;
+	struct peer_end *a, *b;
+
+	held0 = peer_race_begin(test);
+	deferred0 = peer_counter(test, "cm_peer/deferred");
+	for (i = 0; i < peer_race_rounds; i++) {
+		struct peer_race r = { .destroy = true };
+		u64 sid = PEER_RACE_SID + 0x5000 + i;
+
+		a = peer_end_create(test, "a");
+		b = peer_end_create(test, "b");
+		if (!i)
+			peer_set_window(test, a->dev, 1);
+		r.e = a;
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, sid));
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, sid));
+		peer_race_start(&r);
+		peer_race_finish(&r);
+		/* b may be connected for a moment (a's REP went out first) */
+		if (wait_for_completion_timeout(&b->done, HZ / 10) &&
+		    !b->status)
+			ok++;
+		peer_race_release(test, a, b);
+		if (peer_race_failed(test, i))
+			return;
+	}
+	deferred0 = peer_counter(test, "cm_peer/deferred") - deferred0;
+	kunit_info(test, "%u rounds, a's REQ waited in %lu, b established first in %u\n",
+		   i, deferred0, ok);
+	KUNIT_EXPECT_GT(test, deferred0, 0UL);
+	peer_race_expect_none_held(test, held0);
+	a = peer_end_create(test, "a");
+	b = peer_end_create(test, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_RACE_SID + 0x5fff));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_RACE_SID + 0x5fff));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+}
+
+/*
  * On demand: b's REQ reaches a's port, which has a listener, while a's
  * peer connect to b runs on another CPU.  The REQ is the listener's (a's
  * connect says EALREADY or EISCONN, the listener's id answers) or a's
@@ -3011,6 +3060,7 @@ static struct kunit_case cm_peer_race_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_race_dup_vs_passive),
 	KUNIT_CASE_SLOW(peer_race_rej_vs_hold),
 	KUNIT_CASE_SLOW(peer_race_destroy_vs_match),
+	KUNIT_CASE_SLOW(peer_race_destroy_vs_give_way),
 	KUNIT_CASE_SLOW(peer_race_listen_vs_connect),
 	{}
 };
