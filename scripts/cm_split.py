@@ -122,6 +122,7 @@ def stage8(s):
 			    struct ib_mad_send_buf *msg);
 static void cm_peer_send_all(struct cm_device *cm_dev);
 static void cm_peer_window_leave(struct cm_id_private *cm_id_priv);
+static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv);
 
 /* Our peer REQ is deferred, never sent (cm_peer_post_req()). */
 static bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
@@ -232,8 +233,10 @@ static int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	spin_lock(&cm.lock);
 	if (cm_peer_listed(cm_id_priv)) {
 		wait->port = port;
-		if (!list_empty(&port->peer_deferred) ||
-		    !cm_peer_window_open(port)) {
+		/* going down: posted, the MAD agent's end fails it */
+		if (!port->cm_dev->going_down &&
+		    (!list_empty(&port->peer_deferred) ||
+		     !cm_peer_window_open(port))) {
 			wait->deferred = true;
 			list_add_tail(&wait->window, &port->peer_deferred);
 			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
@@ -252,13 +255,20 @@ static int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 static void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	bool post = false;
 
 	spin_lock_irq(&cm.lock);
 	if (wait && wait->deferred && list_empty(&wait->window)) {
 		list_add(&wait->window, &wait->port->peer_deferred);
 		cm_peer_kick(wait->port);
+		/* going down: nothing kicks the port any more */
+		post = wait->port->cm_dev->going_down;
 	}
 	spin_unlock_irq(&cm.lock);
+	if (post) {
+		refcount_inc(&cm_id_priv->refcount);
+		cm_peer_send_deferred(cm_id_priv);
+	}
 }
 
 /*
