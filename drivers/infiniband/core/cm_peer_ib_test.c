@@ -2920,6 +2920,22 @@ static void peer_race_rej_vs_hold(struct kunit *test)
 }
 
 /*
+ * The end of a round that destroys r->e (a) on another CPU: b may be
+ * connected for a moment (a's REP went out first), counted in *@ok; both
+ * ends released.  Returns true when the case failed.
+ */
+static bool peer_race_destroyed(struct kunit *test, struct peer_race *r,
+				struct peer_end *b, unsigned int round,
+				unsigned int *ok)
+{
+	peer_race_finish(r);
+	if (wait_for_completion_timeout(&b->done, HZ / 10) && !b->status)
+		(*ok)++;
+	peer_race_release(test, r->e, b);
+	return peer_race_failed(test, round);
+}
+
+/*
  * ib_destroy_cm_id() on another CPU while the CM matches the other end's
  * REQ with the id: b must learn of it (no hang), nothing stays held.
  */
@@ -2938,13 +2954,7 @@ static void peer_race_destroy_vs_match(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, sid));
 		peer_race_start(&r);
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, sid));
-		peer_race_finish(&r);
-		/* b may be connected for a moment (a's REP went out first) */
-		if (wait_for_completion_timeout(&b->done, HZ / 10) &&
-		    !b->status)
-			ok++;
-		peer_race_release(test, a, b);
-		if (peer_race_failed(test, i))
+		if (peer_race_destroyed(test, &r, b, i, &ok))
 			return;
 	}
 	kunit_info(test, "%u rounds, b established first in %u\n", i, ok);
@@ -2977,13 +2987,7 @@ static void peer_race_destroy_vs_give_way(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, sid));
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, sid));
 		peer_race_start(&r);
-		peer_race_finish(&r);
-		/* b may be connected for a moment (a's REP went out first) */
-		if (wait_for_completion_timeout(&b->done, HZ / 10) &&
-		    !b->status)
-			ok++;
-		peer_race_release(test, a, b);
-		if (peer_race_failed(test, i))
+		if (peer_race_destroyed(test, &r, b, i, &ok))
 			return;
 	}
 	deferred0 = peer_counter(test, "cm_peer/deferred") - deferred0;
