@@ -143,136 +143,17 @@ static bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
 		ret = ib_post_send_mad(msg, NULL);
 ''', '''	ret = ib_post_send_mad(msg, NULL);
 ''')
-    e.rm(''' * Peer REQs a port has out unanswered, at most.  In a storm both ends send
- * a REQ per connection at once; unpaced, the bursts overrun the receivers'
- * GSI queues (ib_mad's 512 receive buffers by default), and a lost REQ
- * costs its sender a whole timeout.  A REQ past the window is built but
- * not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
- * most connections of a storm then cost one REQ, not two.  A REQ not
- * answered within a round trip, twice its packet lifetime, is held there
- * or lost; either way it no longer fills a receive queue and leaves the
- * window, so that REQs to ends not there yet do not stall the others.
- */
-#define CM_PEER_WINDOW	64
-
-/* Post the deferred REQs of @port now; under cm.lock. */
-static void cm_peer_kick(struct cm_port *port)
-{
-	lockdep_assert_held(&cm.lock);
-	if (!list_empty(&port->peer_deferred) && !port->cm_dev->going_down)
-		mod_delayed_work(cm.wq, &port->peer_send, 0);
-}
-
-/* Is there room for one more REQ out?  Drops those out for a round trip. */
-static bool cm_peer_window_open(struct cm_port *port)
-{
-	struct cm_peer_wait *wait, *tmp;
-
-	lockdep_assert_held(&cm.lock);
-	if (port->peer_nr_out < port->cm_dev->peer_window)
-		return true;
-	list_for_each_entry_safe(wait, tmp, &port->peer_out, window) {
-		if (time_before(jiffies, wait->out_until))
-			continue;
-		list_del_init(&wait->window);
-		port->peer_nr_out--;
-	}
-	return port->peer_nr_out < port->cm_dev->peer_window;
-}
-
-static void cm_peer_window_add(struct cm_peer_wait *wait)
-{
-	lockdep_assert_held(&cm.lock);
-	wait->out_until = jiffies + wait->rtt;
-	list_add_tail(&wait->window, &wait->port->peer_out);
-	wait->port->peer_nr_out++;
-}
-
-/*
- * Our REQ leaves the window or its queue: answered, failed or given up.
- * A REQ never posted is freed here, as nothing else completes it.
- */
-static void cm_peer_window_del(struct cm_id_private *cm_id_priv)
-{
-	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-
-	lockdep_assert_held(&cm.lock);
-	if (wait->deferred) {
-		wait->deferred = false;
-		cm_free_priv_msg(cm_id_priv->msg);
-	} else if (!list_empty(&wait->window)) {
-		wait->port->peer_nr_out--;
-		cm_peer_kick(wait->port);
-	}
-	list_del_init(&wait->window);
-}
-
-/* The other end's CM answered our REQ (MRA, REJ): it leaves the window. */
-static void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
-{
-	lockdep_assert_held(&cm_id_priv->lock);
-	if (!cm_id_priv->peer_wait || cm_id_priv->peer_wait->deferred)
-		return;
-	spin_lock(&cm.lock);
-	cm_peer_window_del(cm_id_priv);
-	spin_unlock(&cm.lock);
-}
-
-/*
- * Post our peer REQ, from ib_send_cm_req() under cm_id_priv->lock, or
- * queue it while the window of its port is full.  Not listed (no
- * ib_send_cm_peer_req()): posted as any REQ.
- */
-static int cm_peer_post_req(struct cm_id_private *cm_id_priv,
-			    struct ib_mad_send_buf *msg)
-{
-	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-	struct cm_port *port = cm_id_priv->av.port;
-
-	lockdep_assert_held(&cm_id_priv->lock);
-	spin_lock(&cm.lock);
-	if (cm_peer_listed(cm_id_priv)) {
-		wait->port = port;
-		/* going down: posted, the MAD agent's end fails it */
-		if (!port->cm_dev->going_down &&
-		    (!list_empty(&port->peer_deferred) ||
-		     !cm_peer_window_open(port))) {
-			wait->deferred = true;
-			list_add_tail(&wait->window, &port->peer_deferred);
-			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
-			/* it reschedules itself for the first round trip out */
-			cm_peer_kick(port);
-			spin_unlock(&cm.lock);
-			return 0;
-		}
-		cm_peer_window_add(wait);
-	}
-	spin_unlock(&cm.lock);
-	return ib_post_send_mad(msg, NULL);
-}
-
-/* The REQ we gave way to was refused: ours waits again, first in line. */
-static void cm_peer_unyield(struct cm_id_private *cm_id_priv)
-{
-	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-	bool post = false;
-
-	spin_lock_irq(&cm.lock);
-	if (wait && wait->deferred && list_empty(&wait->window)) {
-		list_add(&wait->window, &wait->port->peer_deferred);
-		cm_peer_kick(wait->port);
-		/* going down: nothing kicks the port any more */
-		post = wait->port->cm_dev->going_down;
-	}
-	spin_unlock_irq(&cm.lock);
-	if (post) {
-		refcount_inc(&cm_id_priv->refcount);
-		cm_peer_send_deferred(cm_id_priv);
-	}
-}
-
-/*
-''')
+    for f in ('static void cm_peer_kick(struct cm_port *port)',
+              'static bool cm_peer_window_open(struct cm_port *port)',
+              'static void cm_peer_window_add(struct cm_peer_wait *wait)',
+              'static void cm_peer_window_del(struct cm_id_private *cm_id_priv)',
+              'static void cm_peer_window_leave(struct cm_id_private *cm_id_priv)',
+              'static int cm_peer_post_req(struct cm_id_private *cm_id_priv,',
+              'static void cm_peer_unyield(struct cm_id_private *cm_id_priv)'):
+        e.rm_func(f)
+    i = e.s.index('/*\n * Peer REQs a port has out unanswered, at most.')
+    j = e.s.index('#define CM_PEER_WINDOW\t64\n\n', i)
+    e.s = e.s[:i] + e.s[j + len('#define CM_PEER_WINDOW\t64\n\n'):]
     e.sub(''' * and cm_peer_list() claims it; unless our REQ waits for the window, then
  * we take the passive role.  On one device our own REQ may come back.
 ''', ''' * and cm_peer_list() claims it.  On one device our own REQ may come back.
@@ -304,92 +185,11 @@ static void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 ''', '''	ib_cancel_mad(cm_id_priv->msg);
 	delay = min3(msecs_to_jiffies(CM_PEER_RESEND_MS << min(wait->resends, 4U)),
 ''')
-    e.rm('''/* The first REQ waiting for @port's window, referenced, if there is room. */
-static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
-						   bool all)
-{
-	struct cm_id_private *cm_id_priv = NULL;
-	struct cm_peer_wait *wait, *out;
-	unsigned long next;
-
-	spin_lock_irq(&cm.lock);
-	wait = list_first_entry_or_null(&port->peer_deferred,
-					struct cm_peer_wait, window);
-	if (wait && (all || cm_peer_window_open(port))) {
-		cm_id_priv = wait->cm_id_priv;
-		refcount_inc(&cm_id_priv->refcount);
-	} else if (wait && !port->cm_dev->going_down) {
-		/* full: again when the first REQ out has had its round trip */
-		next = jiffies + MAX_JIFFY_OFFSET;
-		list_for_each_entry(out, &port->peer_out, window)
-			if (time_before(out->out_until, next))
-				next = out->out_until;
-		queue_delayed_work(cm.wq, &port->peer_send,
-				   time_after(next, jiffies) ? next - jiffies : 0);
-	}
-	spin_unlock_irq(&cm.lock);
-	return cm_id_priv;
-}
-
-/* Post @cm_id_priv's REQ if it still waits; drops the caller's reference. */
-static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)
-{
-	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-	struct ib_mad_send_buf *msg;
-	bool post;
-
-	spin_lock_irq(&cm_id_priv->lock);
-	spin_lock(&cm.lock);
-	/* not given way meanwhile (off the list), nor ended (not deferred) */
-	post = wait->deferred && !list_empty(&wait->window);
-	if (post) {
-		list_del(&wait->window);
-		wait->deferred = false;
-		cm_peer_window_add(wait);
-		cm_peer_keep_req(cm_id_priv);
-	}
-	spin_unlock(&cm.lock);
-	msg = cm_id_priv->msg;
-	if (post && ib_post_send_mad(msg, NULL)) {
-		cm_free_priv_msg(msg);
-		cm_peer_resend_failed(cm_id_priv);
-		return;
-	}
-	spin_unlock_irq(&cm_id_priv->lock);
-	cm_deref_id(cm_id_priv);
-}
-
-static void cm_peer_send_handler(struct work_struct *_work)
-{
-	struct cm_port *port = container_of(to_delayed_work(_work),
-					    struct cm_port, peer_send);
-	struct cm_id_private *cm_id_priv;
-
-	while ((cm_id_priv = cm_peer_next_deferred(port, false)))
-		cm_peer_send_deferred(cm_id_priv);
-}
-
-/*
- * The device goes: post every deferred REQ, window or not.  Unregistering
- * the MAD agent then fails them as it fails the REQs already out.
- */
-static void cm_peer_send_all(struct cm_device *cm_dev)
-{
-	struct cm_id_private *cm_id_priv;
-	struct cm_port *port;
-	u32 i;
-
-	rdma_for_each_port(cm_dev->ib_device, i) {
-		port = cm_dev->port[i - 1];
-		if (!port)
-			continue;
-		cancel_delayed_work_sync(&port->peer_send);
-		while ((cm_id_priv = cm_peer_next_deferred(port, true)))
-			cm_peer_send_deferred(cm_id_priv);
-	}
-}
-
-''')
+    for f in ('static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,',
+              'static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)',
+              'static void cm_peer_send_handler(struct work_struct *_work)',
+              'static void cm_peer_send_all(struct cm_device *cm_dev)'):
+        e.rm_func(f)
     e.sub('''		if (!cm_id_priv->peer_wait->deferred)
 			cm_peer_keep_req(cm_id_priv);
 ''', '''		cm_peer_keep_req(cm_id_priv);
