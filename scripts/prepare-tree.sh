@@ -11,7 +11,7 @@
 #
 # The Debian source is tag "debian"; tag "base", what the series applies
 # to, is "debian" plus the test kernel's fixes in tests/uml/*.patch
-# (arch/um only, not part of the series: see tests/uml/README).
+# (UML only, not part of the series: see tests/uml/README).
 #
 # The result is committed on top of "base" and checked out; git only
 # rewrites files whose content changed, so incremental kernel builds stay

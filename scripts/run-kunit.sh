@@ -33,6 +33,14 @@ start=$(date +%s)
 }
 log "built in $(($(date +%s) - start)) s"
 
+# the first user-space step, before the long boot
+. "$TOP/tests/uml-pair.sh"
+uml_userspace_check "$UML_OUT/linux" "$RESULTS" || {
+	printf 'uml/userspace_runs\tFAIL\n' >"$RESULTS/checks.tsv"
+	die "UML user space does not run: no KUnit boot"
+}
+printf 'uml/userspace_runs\tPASS\n' >"$RESULTS/checks.tsv"
+
 # the librdmacm program of the teardown stage (tests/kunit/uml-init.sh)
 "$TOP/tests/e2e/build-tools.sh" || die "e2e programs build"
 

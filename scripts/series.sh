@@ -9,7 +9,7 @@
 #     docs; each ends with a Signed-off-by placeholder);
 #  2. checks: every patch is checkpatch --strict clean; the series applies
 #     with `git am` on a pristine checkout of Debian's tree (tag "debian")
-#     and, with the UML test kernel's fixes (tests/uml, arch/um only) on
+#     and, with the UML test kernel's fixes (tests/uml, UML only) on
 #     top, ends at exactly the prepared tree; every patch builds
 #     drivers/infiniband/core for
 #     Debian's kernel (its linux-headers) with no warning (bisectable).

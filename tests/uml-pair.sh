@@ -4,6 +4,12 @@
 # device (l2tpv3 over UDP on 127.0.0.1), hostfs root; used by
 # tests/e2e/run-e2e.sh and tests/bench/run-bench.sh.  Source it.
 #
+# uml_userspace_check <kernel> <out dir>
+#   boots <kernel> once with tests/uml/userspace-init.sh as PID 1 (no KUnit
+#   suites): fails at once, with the reason, where UML cannot run user
+#   space on this host (say its FP state does not fit the host's ptrace:
+#   tests/uml/0002-*.patch).  Log in <out dir>/uml-userspace.log.
+#
 # uml_pair <kernel> <timeout s> <out dir> <sync dir> <init> <args...>
 #   boots both with <init> as PID 1 and <args> on the command line (plus
 #   PEER_NAME, PEER_IP, PEER_REMOTE, PEER_OUT=<out dir>/<name>, PEER_SYNC), waits
@@ -31,4 +37,22 @@ uml_pair() {
 	wait
 	stty sane 2>/dev/null || true
 	log "hosts done after $(($(date +%s) - start)) s"
+}
+
+uml_userspace_check() {
+	local kernel=$1 out=$2 mark=$2/uml-userspace.txt expect why
+	expect=$("$TOP/tests/uml/userspace-init.sh" --sum)
+	rm -f "$mark"
+	timeout --kill-after=10 120 "$kernel" mem=512M console=tty \
+		kunit.enable=0 rootfstype=hostfs rootflags=/ rw \
+		init="$TOP/tests/uml/userspace-init.sh" UML_CHECK_OUT="$mark" \
+		UML_FP_EXPECT="$expect" </dev/null >"$out/uml-userspace.log" 2>&1
+	stty sane 2>/dev/null || true
+	[ "$(cat "$mark" 2>/dev/null)" = ok ] && return 0
+	why=$(cat "$mark" 2>/dev/null ||
+	      grep -m2 -E 'failed, errno|Kernel panic|XSAVE' "$out/uml-userspace.log")
+	printf 'error: UML (%s) cannot run user space on this host (%s): %s\n' \
+		"${kernel#"$TOP"/}" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+		"${why:-no result, see ${out#"$TOP"/}/uml-userspace.log}" >&2
+	return 1
 }

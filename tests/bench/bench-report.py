@@ -174,8 +174,20 @@ def main():
             f.write('%s,%d,%d,%.3f,%s\n' % row)
 
     c = result['conditions']
-    md = ['`make bench` run of %s, commit %s, on %s.' % (
-        c['date'], c['commit'], c['machine']), '',
+    head = '`make bench` run of %s, commit %s, on %s.' % (
+        c['date'], c['commit'], c['machine'])
+    nruns = (sum(result['pair'][m]['expected'] for m in result['pair']
+                 if m != 'ratios') +
+             sum(len(s[m]['runs']) for s in result['storm'].values()
+                 for m in STORM_MODES if m in s))
+    if not nruns:
+        text = '%s\n\nno data: no round or storm ran (the hosts\' consoles ' \
+               'are in %s)\n' % (head, bdir)
+        with open(os.path.join(bdir, 'summary.md'), 'w') as f:
+            f.write(text)
+        print(text)
+        sys.exit(1)
+    md = [head, '',
           'Single pair (%s rounds each, set-up time = later ESTABLISHED of '
           'the two ends from a common start; MADs counted by the receiving CM):'
           % result['conditions']['rounds'],

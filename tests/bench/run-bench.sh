@@ -47,6 +47,8 @@ log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
 	tail -30 "$B/build.log"
 	die "benchmark kernel build failed"
 }
+uml_userspace_check "$BENCH_OUT/linux" "$B" ||
+	die "UML user space does not run: no benchmark"
 
 case "${BENCH_ONLY:-}" in reqpath | conn | trace) ;; *)
 	log "hot path: KUnit suite cm_peer_bench"
@@ -85,7 +87,8 @@ if [ "${BENCH_ONLY:-}" = reqpath ]; then
 	grep -Eq '^[[:space:]]*ok 1 peer_bench_req' "$B/a/ktap-req-bench.txt"
 	exit
 fi
-bench_report "$B" "two UML kernels"
+rc=0
+bench_report "$B" "two UML kernels" || rc=1
 python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"
 
@@ -93,5 +96,6 @@ python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 if [ "${BENCH_VM:-1}" != 0 ] &&
    { [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = conn ]; }; then
 	log "storms on two SMP VMs: tests/bench/run-bench-vm.sh"
-	BENCH_ROUNDS=0 "$TOP/tests/bench/run-bench-vm.sh"
+	BENCH_ROUNDS=0 "$TOP/tests/bench/run-bench-vm.sh" || rc=1
 fi
+exit $rc

@@ -16,6 +16,10 @@ E2E=$RESULTS/e2e
 rm -rf "$E2E"
 mkdir -p "$E2E/a" "$E2E/b" "$E2E/sync"
 [ -x "$UML_OUT/linux" ] || die "no UML kernel; run scripts/run-kunit.sh first"
+uml_userspace_check "$UML_OUT/linux" "$E2E" || {
+	printf 'e2e/uml_userspace_runs\tFAIL\n' >"$RESULTS/checks-e2e.tsv"
+	die "UML user space does not run: no e2e"
+}
 
 log "building peer_ping and peer_ranks against Debian's librdmacm"
 "$TOP/tests/e2e/build-tools.sh" || die "e2e programs build"
