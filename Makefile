@@ -5,8 +5,9 @@
 #
 #   make            the main job: patched RDMA core modules for Debian's
 #                   amd64 kernel (build/host-core/*.ko), with their vermagic
-#   make test       KUnit suites in UML + Debian ABI check + lint, ending
-#                   with "N passed, N failed"
+#   make test       every test stage (scripts/test.sh: UML KUnit and e2e,
+#                   host modules, ABI, install, DKMS, lint, series, docs,
+#                   make vm, make smp), ending with "N passed, N failed"
 #   make kunit      only the UML KUnit run
 #   make e2e        UML KUnit run, then the two-host end-to-end test
 #   make abi        only the ABI/vermagic check of the host modules
@@ -29,6 +30,8 @@
 #   make smp        SMP debug kernel (build/smp) in qemu: KUnit suites,
 #                   device suites on rxe, kmemleak, then the two-host e2e
 #                   on two VMs -> build/results/smp/
+#   make stress     (not in make test) the fault and fuzz suites
+#                   STRESS_ROUNDS times in UML -> build/results/stress/
 #   make stress-kcsan  (not in make test) make smp's runs on a KCSAN
 #                   kernel (build/smp-kcsan), data races listed in
 #                   build/results/smp-kcsan/kcsan-summary.txt
