@@ -56,13 +56,16 @@ record lint/kernel_doc $rc
 
 log "sparse (C=2) and W=1 on our objects"
 objs=()
-# cm_peer_fault.o is for test kernels only (its option is off in Debian's
-# config, where its header turns the hooks into inline stubs): check it
-# with the option defined on the command line.
+# Fault injection and the suites that use it are for test kernels only
+# (the option is off in Debian's config, where its header turns the hooks
+# into inline stubs): check them with the option defined on the command line.
 fault_obj=()
 for f in "${sources[@]}"; do
 	case "$f" in
-	drivers/infiniband/core/cm_peer_fault.c) fault_obj=(cm_peer_fault.o) ;;
+	drivers/infiniband/core/cm_peer_fault*.c | \
+	drivers/infiniband/core/cm_peer_race_test.c | \
+	drivers/infiniband/core/cm_peer_req_bench.c)
+		fault_obj+=("$(basename "${f%.c}").o") ;;
 	drivers/infiniband/core/*.c) objs+=("$(basename "${f%.c}").o") ;;
 	esac
 done

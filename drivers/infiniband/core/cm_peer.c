@@ -4,7 +4,8 @@
  * a peer service ID and the queue of held REQs.
  *
  * See cm_peer.h for the overview.  Nothing here depends on ib_cm's private
- * structures, so the whole file is exercised by cm_peer_test.c.
+ * structures, so the whole file is exercised by the KUnit suites
+ * cm_peer_arbiter and cm_peer_index.
  */
 
 #include <linux/jiffies.h>

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Suite cm_peer_rdma: the rdma_cm kernel API with kernel QPs, as an
+ * in-kernel ULP uses it (and once without, as ucma uses it for user
+ * space).  Two rdma_cm ids on the device's IPv4 address,
+ * two ports, connect to each other with rdma_set_peer_to_peer(): the
+ * passive end's REP is sent by rdma_cm from its CM handler, both ends get
+ * RDMA_CM_EVENT_ESTABLISHED with the other's private data, and a SEND
+ * goes each way.
+ */
+#include "cm_peer_kunit_helpers.h"
+
+#define PEER_RDMA_PORT	7900
+
+struct peer_rdma_end {
+	struct kunit *test;
+	char name[PEER_NAME_LEN];
+	struct ib_device *dev;
+	struct rdma_cm_id *id;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct sockaddr_in src, dst;
+	struct completion event;
+	enum rdma_cm_event_type last;
+	int status;
+	char peer_name[PEER_NAME_LEN];
+	struct peer_wire wire;
+	char *buf;		/* what we send, then what we receive */
+	u64 dma;
+	struct rdma_cm_id *listen_id;	/* on demand: @id is its new id */
+	struct rdma_ucm_ece ece;	/* sent with rdma_connect_ece() */
+	struct rdma_ucm_ece ece_got;	/* with ESTABLISHED */
+	struct ib_qp *uqp;		/* a QP not on @id, as user space has */
+};
+
+static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct peer_rdma_end *e = id->context;
+
+	if ((ev->event == RDMA_CM_EVENT_ESTABLISHED ||
+	     ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
+	     ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) &&
+	    ev->param.conn.private_data)
+		memcpy(e->peer_name, ev->param.conn.private_data,
+		       PEER_NAME_LEN - 1);
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		e->id = id;	/* the listener's is in listen_id */
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		e->ece_got = ev->ece;
+	e->last = ev->event;
+	e->status = ev->status;
+	complete(&e->event);
+	return 0;
+}
+
+static void peer_rdma_expect(struct peer_rdma_end *e,
+			     enum rdma_cm_event_type want)
+{
+	KUNIT_ASSERT_GT_MSG(e->test,
+			    wait_for_completion_timeout(&e->event, PEER_TIMEOUT),
+			    0L, "%s: no event in %d s", e->name,
+			    PEER_TIMEOUT / HZ);
+	KUNIT_ASSERT_EQ_MSG(e->test, want, e->last, "%s: %s, status %d",
+			    e->name, rdma_event_msg(e->last), e->status);
+}
+
+static void peer_rdma_end_release(void *data)
+{
+	struct peer_rdma_end *e = data;
+
+	if (e->id && e->id->qp)
+		rdma_destroy_qp(e->id);
+	if (e->id)
+		rdma_destroy_id(e->id);
+	if (e->uqp)
+		ib_destroy_qp(e->uqp);
+	if (e->listen_id)
+		rdma_destroy_id(e->listen_id);
+	if (e->cq)
+		ib_free_cq(e->cq);
+	if (e->dma)
+		ib_dma_unmap_single(e->dev, e->dma, 2 * PEER_NAME_LEN,
+				    DMA_BIDIRECTIONAL);
+	kfree(e->buf);
+	if (e->pd)
+		ib_dealloc_pd(e->pd);
+	ib_device_put(e->dev);
+}
+
+static void peer_rdma_addr(struct sockaddr_in *sin, __be32 ip, u16 port)
+{
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = ip;
+	sin->sin_port = htons(port);
+}
+
+/* An end with an rdma_cm id on @dev, whose reference it takes over. */
+static struct peer_rdma_end *peer_rdma_end_alloc(struct kunit *test,
+						 const char *name,
+						 struct ib_device *dev)
+{
+	struct peer_rdma_end *e;
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	if (!e) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "out of memory");
+	}
+	e->test = test;
+	e->dev = dev;
+	strscpy(e->name, name, sizeof(e->name));
+	init_completion(&e->event);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, peer_rdma_end_release,
+						  e));
+	e->id = rdma_create_id(&init_net, peer_rdma_handler, e, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(e->id)) {
+		e->id = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "rdma_create_id failed");
+	}
+	return e;
+}
+
+/*
+ * An id bound to the device's IPv4 address, @port (shared with @reuse);
+ * the peer at @peer_port.
+ */
+static struct peer_rdma_end *peer_rdma_end_create(struct kunit *test,
+						  const char *name, u16 port,
+						  u16 peer_port, bool reuse)
+{
+	const struct ib_gid_attr *gid;
+	struct peer_rdma_end *e;
+	struct ib_device *dev;
+	__be32 ip;
+
+	dev = ib_device_get_by_name(peer_dev_name, RDMA_DRIVER_UNKNOWN);
+	if (!dev)
+		kunit_skip(test, "no RDMA device %s", peer_dev_name);
+	gid = peer_find_gid(dev);
+	if (!gid) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "%s has no RoCE v2 IPv4 GID",
+				     peer_dev_name);
+	}
+	memcpy(&ip, &gid->gid.raw[12], sizeof(ip));
+	rdma_put_gid_attr(gid);
+
+	e = peer_rdma_end_alloc(test, name, dev);
+	peer_rdma_addr(&e->src, ip, port);
+	peer_rdma_addr(&e->dst, ip, peer_port);
+	if (reuse)
+		KUNIT_ASSERT_EQ(test, 0, rdma_set_reuseaddr(e->id, 1));
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(e->id,
+						(struct sockaddr *)&e->src));
+	return e;
+}
+
+/* A PD and a CQ for @e's QP; @init gets its attributes. */
+static void peer_rdma_pd_cq(struct peer_rdma_end *e,
+			    struct ib_qp_init_attr *init)
+{
+	struct kunit *test = e->test;
+
+	*init = (struct ib_qp_init_attr){
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	e->pd = ib_alloc_pd(e->id->device, 0);
+	if (IS_ERR(e->pd)) {
+		e->pd = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_alloc_pd failed");
+	}
+	e->cq = ib_alloc_cq(e->id->device, NULL, 8, 0, IB_POLL_DIRECT);
+	if (IS_ERR(e->cq)) {
+		e->cq = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_alloc_cq failed");
+	}
+	init->send_cq = e->cq;
+	init->recv_cq = e->cq;
+}
+
+/* A kernel QP on @e->id with a RECV posted. */
+static void peer_rdma_qp(struct peer_rdma_end *e)
+{
+	struct kunit *test = e->test;
+	struct ib_qp_init_attr init;
+
+	peer_rdma_pd_cq(e, &init);
+	KUNIT_ASSERT_EQ(test, 0, rdma_create_qp(e->id, e->pd, &init));
+
+	e->buf = kzalloc(2 * PEER_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e->buf);
+	strscpy(e->buf, e->name, PEER_NAME_LEN);
+	e->dma = ib_dma_map_single(e->dev, e->buf, 2 * PEER_NAME_LEN,
+				   DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_EQ(test, 0,
+			peer_wire_init(&e->wire, e->name, e->id->qp, e->cq,
+				       e->pd->local_dma_lkey, e->dma,
+				       e->dma + PEER_NAME_LEN, PEER_NAME_LEN));
+}
+
+/* Resolve, set the option. */
+static void peer_rdma_resolve(struct peer_rdma_end *e)
+{
+	struct kunit *test = e->test;
+
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(e->id, (struct sockaddr *)&e->src,
+					  (struct sockaddr *)&e->dst, 2000));
+	peer_rdma_expect(e, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(e->id, 2000));
+	peer_rdma_expect(e, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(e->id, true));
+}
+
+/* Resolve, set the option, a kernel QP with a RECV posted. */
+static void peer_rdma_prepare(struct peer_rdma_end *e)
+{
+	peer_rdma_resolve(e);
+	peer_rdma_qp(e);
+}
+
+static int peer_rdma_connect(struct peer_rdma_end *e, bool accept)
+{
+	struct rdma_conn_param cp = {
+		.private_data = e->name,
+		.private_data_len = PEER_NAME_LEN,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+		.qp_num = e->uqp ? e->uqp->qp_num : 0,
+	};
+
+	int ret;
+
+	if (!accept)
+		return rdma_connect_ece(e->id, &cp, &e->ece);
+	rdma_lock_handler(e->id);	/* as if from its CONNECT_REQUEST */
+	ret = rdma_accept(e->id, &cp);
+	rdma_unlock_handler(e->id);
+	return ret;
+}
+
+/* Both ESTABLISHED with the other's name, then a SEND each way. */
+static void peer_rdma_expect_connected(struct peer_rdma_end *a,
+				       struct peer_rdma_end *b)
+{
+	struct kunit *test = a->test;
+
+	peer_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
+	peer_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
+	KUNIT_EXPECT_STREQ(test, a->peer_name, b->name);
+	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
+	peer_wire_exchange(test, &a->wire, &b->wire);
+	ib_dma_sync_single_for_cpu(a->dev, a->dma, 2 * PEER_NAME_LEN,
+				   DMA_BIDIRECTIONAL);
+	ib_dma_sync_single_for_cpu(b->dev, b->dma, 2 * PEER_NAME_LEN,
+				   DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_STREQ(test, a->buf + PEER_NAME_LEN, b->name);
+	KUNIT_EXPECT_STREQ(test, b->buf + PEER_NAME_LEN, a->name);
+}
+
+/*
+ * a on @port and b on @port + 1 rdma_connect() to each other at once, with
+ * ECE attr_mod @attr_a and @attr_b (0: no ECE); one connection results.
+ */
+static void peer_rdma_collide(struct kunit *test, u16 port, u32 attr_a,
+			      u32 attr_b, struct peer_rdma_end **pa,
+			      struct peer_rdma_end **pb)
+{
+	struct peer_rdma_end *a, *b;
+
+	a = peer_rdma_end_create(test, "ka", port, port + 1, false);
+	b = peer_rdma_end_create(test, "kb", port + 1, port, false);
+	if (attr_a)
+		a->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234,
+						.attr_mod = attr_a };
+	if (attr_b)
+		b->ece = (struct rdma_ucm_ece){ .vendor_id = 0x1234,
+						.attr_mod = attr_b };
+	peer_rdma_prepare(a);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect_connected(a, b);
+	*pa = a;
+	*pb = b;
+}
+
+/* Both rdma_connect() at once: collision or hold, one connection. */
+static void peer_rdma_collision(struct kunit *test)
+{
+	struct peer_rdma_end *a, *b;
+
+	peer_rdma_collide(test, PEER_RDMA_PORT, 0, 0, &a, &b);
+}
+
+/*
+ * b's id does not exist yet when a connects: a's REQ is rejected and sent
+ * again, then held once b is bound, and b turns passive on it, its REP
+ * sent from the CM handler with a kernel QP.
+ */
+static void peer_rdma_late(struct kunit *test)
+{
+	unsigned long passive, resent;
+	struct peer_rdma_end *a, *b;
+
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 2,
+				 PEER_RDMA_PORT + 3, false);
+	passive = peer_counter(test, "cm_peer/turned_passive");
+	resent = peer_counter(test, "cm_peer/resent");
+	peer_rdma_prepare(a);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	msleep(300);
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 3,
+				 PEER_RDMA_PORT + 2, false);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect_connected(a, b);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/resent"), resent);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/turned_passive"),
+			passive);
+}
+
+/*
+ * On demand: a's listener (the option set before rdma_listen()) takes b's
+ * REQ, which no peer id of a waits for: a CONNECT_REQUEST with b's name,
+ * accepted with a kernel QP.  While that connection lasts, a peer id of
+ * a's port connecting to b fails: one connection per pair.
+ */
+static void peer_rdma_ondemand(struct kunit *test)
+{
+	struct peer_rdma_end *l, *b, *a;
+
+	l = peer_rdma_end_create(test, "kl", PEER_RDMA_PORT + 4, 0, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(l->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_listen(l->id, 4));
+	l->listen_id = l->id;
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 5,
+				 PEER_RDMA_PORT + 4, false);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect(l, RDMA_CM_EVENT_CONNECT_REQUEST);
+	KUNIT_EXPECT_STREQ(test, l->peer_name, b->name);
+	peer_rdma_qp(l);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(l, true));
+	peer_rdma_expect_connected(l, b);
+
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 4,
+				 PEER_RDMA_PORT + 5, true);
+	peer_rdma_prepare(a);
+	KUNIT_EXPECT_EQ(test, -EISCONN, peer_rdma_connect(a, false));
+}
+
+/*
+ * ECE: a listener's ULP decides on the REQ's (rdma_accept_ece()); the
+ * passive end of a collision has nothing to decide on, so its REP carries
+ * ECE only when both REQs had the same.  The active end sees the REP's.
+ */
+static void peer_rdma_ece_round(struct kunit *test, u16 port, u32 attr_b)
+{
+	struct peer_rdma_end *a, *b;
+	u32 got;
+
+	peer_rdma_collide(test, port, 1, attr_b, &a, &b);
+	/* the passive end's ESTABLISHED (from the RTU) carries none */
+	got = a->ece_got.vendor_id | b->ece_got.vendor_id;
+	KUNIT_EXPECT_EQ(test, attr_b == 1 ? 0x1234U : 0U, got);
+	KUNIT_EXPECT_EQ(test, attr_b == 1 ? 1U : 0U,
+			a->ece_got.attr_mod | b->ece_got.attr_mod);
+}
+
+static void peer_rdma_ece(struct kunit *test)
+{
+	peer_rdma_ece_round(test, PEER_RDMA_PORT + 10, 1);
+	peer_rdma_ece_round(test, PEER_RDMA_PORT + 12, 2);
+}
+
+/*
+ * No peer model without the IB CM.  On siw0 (added by the test's init with
+ * an IPv4 address; the case skips without it): the option fails on an id bound to
+ * it, and an id that had the option before it got the device fails
+ * rdma_connect() and rdma_listen(), all with -EOPNOTSUPP.
+ */
+#define PEER_IWARP_DEV	"siw0"
+
+static struct peer_rdma_end *peer_iwarp_end(struct kunit *test,
+					    const char *name, u16 port,
+					    u16 peer_port)
+{
+	struct net_device *ndev;
+	struct peer_rdma_end *e;
+	struct ib_device *dev;
+	__be32 ip;
+
+	dev = ib_device_get_by_name(PEER_IWARP_DEV, RDMA_DRIVER_UNKNOWN);
+	if (!dev)
+		kunit_skip(test, "no iWARP device %s", PEER_IWARP_DEV);
+	ndev = ib_device_get_netdev(dev, 1);
+	ip = ndev ? inet_select_addr(ndev, 0, RT_SCOPE_UNIVERSE) : 0;
+	dev_put(ndev);
+	if (!ip) {
+		ib_device_put(dev);
+		KUNIT_FAIL_AND_ABORT(test, "%s: no IPv4 address", PEER_IWARP_DEV);
+	}
+	e = peer_rdma_end_alloc(test, name, dev);
+	peer_rdma_addr(&e->src, ip, port);
+	peer_rdma_addr(&e->dst, ip, peer_port);
+	return e;
+}
+
+static void peer_rdma_iwarp(struct kunit *test)
+{
+	struct peer_rdma_end *x, *y, *z;
+
+	x = peer_iwarp_end(test, "ix", PEER_RDMA_PORT + 6, 0);
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(x->id,
+						(struct sockaddr *)&x->src));
+	KUNIT_ASSERT_PTR_EQ(test, x->dev, x->id->device);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, rdma_set_peer_to_peer(x->id, true));
+
+	y = peer_iwarp_end(test, "iy", PEER_RDMA_PORT + 7, PEER_RDMA_PORT + 6);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(y->id, true));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(y->id, (struct sockaddr *)&y->src,
+					  (struct sockaddr *)&y->dst, 2000));
+	peer_rdma_expect(y, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(y->id, 2000));
+	peer_rdma_expect(y, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, peer_rdma_connect(y, false));
+
+	z = peer_iwarp_end(test, "iz", PEER_RDMA_PORT + 8, 0);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(z->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(z->id,
+						(struct sockaddr *)&z->src));
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, rdma_listen(z->id, 4));
+}
+
+#ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
+/*
+ * A passive end in user space has no QP on its id: CONNECT_RESPONSE, then
+ * librdmacm's rdma_accept() without parameters sends the REP and reports
+ * ESTABLISHED at once.  Its RTU lost, it disconnects: the other end,
+ * established, must see DISCONNECTED (a DREQ), not nothing and then the
+ * REJ of the destroy.
+ */
+static void peer_rdma_user_passive_disconnect(struct kunit *test)
+{
+	struct ib_qp_init_attr init;
+	struct peer_rdma_end *a, *b;
+	unsigned long held, now;
+	unsigned int hits, got;
+	int ret;
+
+	cm_peer_fault_clear();
+	ret = kunit_add_action_or_reset(test, peer_fault_clear_action, NULL);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 14,
+				 PEER_RDMA_PORT + 15, false);
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 15,
+				 PEER_RDMA_PORT + 14, false);
+	peer_rdma_resolve(b);
+	peer_rdma_pd_cq(b, &init);
+	b->uqp = ib_create_qp(b->pd, &init);
+	if (IS_ERR(b->uqp)) {
+		b->uqp = NULL;
+		KUNIT_FAIL_AND_ABORT(test, "ib_create_qp failed");
+	}
+
+	held = peer_counter(test, "cm_peer/held");
+	peer_rdma_prepare(a);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	ret = read_poll_timeout(peer_counter, now, now > held, 20000,
+				jiffies_to_usecs(PEER_TIMEOUT), false, test,
+				"cm_peer/held");
+	KUNIT_ASSERT_EQ_MSG(test, 0, ret, "a's REQ not held");
+	hits = cm_peer_fault_hits();
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
+						   CM_RTU_ATTR_ID, 0, 1, 0));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect(b, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
+	rdma_lock_handler(b->id);
+	ret = rdma_accept(b->id, NULL);
+	rdma_unlock_handler(b->id);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	peer_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
+	read_poll_timeout(cm_peer_fault_hits, got, got != hits, 20000,
+			  jiffies_to_usecs(PEER_TIMEOUT), false);
+	KUNIT_ASSERT_EQ_MSG(test, hits + 1, got, "the RTU was not lost");
+
+	KUNIT_ASSERT_EQ(test, 0, rdma_disconnect(b->id));
+	peer_rdma_expect(a, RDMA_CM_EVENT_DISCONNECTED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_disconnect(a->id));	/* the DREP */
+	peer_rdma_expect(b, RDMA_CM_EVENT_DISCONNECTED);
+	KUNIT_EXPECT_EQ(test, 0, b->status);
+}
+#endif
+
+static struct kunit_case cm_peer_rdma_test_cases[] = {
+	KUNIT_CASE_SLOW(peer_rdma_collision),
+	KUNIT_CASE_SLOW(peer_rdma_late),
+	KUNIT_CASE_SLOW(peer_rdma_ondemand),
+	KUNIT_CASE_SLOW(peer_rdma_ece),
+	KUNIT_CASE_SLOW(peer_rdma_iwarp),
+#ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
+	KUNIT_CASE_SLOW(peer_rdma_user_passive_disconnect),
+#endif
+	{}
+};
+
+static struct kunit_suite cm_peer_rdma_test_suite = {
+	.name = "cm_peer_rdma",
+	.suite_init = cm_peer_ib_suite_init,
+	.test_cases = cm_peer_rdma_test_cases,
+};
+
+kunit_test_suite(cm_peer_rdma_test_suite);
+
+MODULE_DESCRIPTION("KUnit suite cm_peer_rdma: rdma_cm peer-to-peer over an RDMA device");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_LICENSE("Dual BSD/GPL");
