@@ -69,7 +69,7 @@ class Ed:
         self.s = self.s[:i] + self.s[j:]
 
 
-STRIP_TEST_HOOKS = (r'/^#include "cm_peer_fault\.h"$/d;/cm_peer_fault_recv(/,/^$/d;'
+STRIP_TEST_HOOKS = (r'/^#include "cm_peer_\(fault\|test\)\.h"$/d;/cm_peer_fault_recv(/,/^$/d;'
                     r'/cm_peer_fault_flush(/d;'
                     r'/^#if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)$/,'
                     r'/^#endif$/{/^#endif/N;d}')

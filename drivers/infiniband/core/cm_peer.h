@@ -18,7 +18,6 @@
 #ifndef _CM_PEER_H
 #define _CM_PEER_H
 
-#include <kunit/visibility.h>
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/rbtree.h>
@@ -197,10 +196,5 @@ cm_peer_withdraw(struct cm_peer_queue *q, __be32 remote_comm_id,
 		 const void *arg);
 struct cm_peer_held *cm_peer_expired(struct cm_peer_queue *q);
 bool cm_peer_next_expiry(const struct cm_peer_queue *q, unsigned long *when);
-
-/* in cm.c with CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST, for KUnit tests only */
-int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
-			unsigned int max_held_svc, unsigned int max_age_ms,
-			unsigned int window);
 
 #endif /* _CM_PEER_H */

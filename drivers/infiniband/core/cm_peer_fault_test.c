@@ -7,6 +7,7 @@
  * both.  A single fault on REQ, REP, RTU or MRA is within what the CM's
  * retransmissions recover from, so those scenarios must connect.
  */
+#include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
 enum peer_fault_path {
@@ -61,7 +62,7 @@ static void peer_fault_scenario(struct kunit *test)
 	int ret;
 
 	cm_peer_fault_clear();
-	ret = kunit_add_action_or_reset(test, peer_fault_clear_action, NULL);
+	ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
 	KUNIT_ASSERT_EQ(test, 0, ret);
 	a = peer_end_create(test, "a");
 	b = peer_end_create(test, "b");

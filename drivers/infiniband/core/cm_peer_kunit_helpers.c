@@ -557,13 +557,6 @@ int cm_peer_ib_suite_init(struct kunit_suite *suite)
 	return 0;
 }
 
-#ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
-void peer_fault_clear_action(void *unused)
-{
-	cm_peer_fault_clear();
-}
-#endif
-
 static void peer_fuzz_send_done(struct ib_mad_agent *agent,
 				struct ib_mad_send_wc *wc)
 {

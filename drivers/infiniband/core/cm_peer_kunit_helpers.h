@@ -37,7 +37,7 @@
 
 #include "cm_msgs.h"
 #include "cm_peer.h"
-#include "cm_peer_fault.h"
+#include "cm_peer_test.h"
 
 /* all suites' parameters under one name, as when they were one object */
 #undef MODULE_PARAM_PREFIX
@@ -148,7 +148,6 @@ void peer_unlisten(void *listen);
 struct ib_cm_id *peer_listen_on(struct kunit *test,
 				struct peer_end *al, u64 sid);
 int cm_peer_ib_suite_init(struct kunit_suite *suite);
-void peer_fault_clear_action(void *unused);
 void peer_set_limits(struct kunit *test, struct ib_device *dev,
 		     unsigned int max_held, unsigned int max_age_ms);
 void peer_set_window(struct kunit *test, struct ib_device *dev,

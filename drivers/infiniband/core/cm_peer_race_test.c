@@ -7,6 +7,7 @@
  * must end in exactly one connection or a reported failure, and nothing
  * may stay held; KASAN, lockdep and kmemleak watch the rest.
  */
+#include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
 static unsigned int peer_race_rounds = 200;
@@ -89,7 +90,7 @@ static bool peer_race_failed(struct kunit *test, unsigned int round)
 
 static void peer_race_clear_rules_at_end(struct kunit *test)
 {
-	int ret = kunit_add_action_or_reset(test, peer_fault_clear_action, NULL);
+	int ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
 
 	KUNIT_ASSERT_EQ(test, 0, ret);
 }

@@ -8,6 +8,7 @@
  * RDMA_CM_EVENT_ESTABLISHED with the other's private data, and a SEND
  * goes each way.
  */
+#include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
 #define PEER_RDMA_PORT	7900
@@ -458,7 +459,7 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 	int ret;
 
 	cm_peer_fault_clear();
-	ret = kunit_add_action_or_reset(test, peer_fault_clear_action, NULL);
+	ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
 	KUNIT_ASSERT_EQ(test, 0, ret);
 	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 14,
 				 PEER_RDMA_PORT + 15, false);

@@ -20,6 +20,7 @@
  * Lines "bench: req_<case> n=<n> <ns per REQ>" and "bench: ratio_<case>
  * n=<n> <the CM's share against cs's>", medians (peer_bench_case()).
  */
+#include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
 #define PEER_BENCH_SID_CS	(PEER_SID + 0x20000)

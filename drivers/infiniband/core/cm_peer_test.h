@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The KUnit-only hook of ib_cm for the peer-to-peer suites, defined in
+ * cm.c with CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST.
+ */
+#ifndef _CM_PEER_TEST_H
+#define _CM_PEER_TEST_H
+
+#include <kunit/visibility.h>
+
+struct ib_device;
+
+/* bounds of @device's held REQs and its window; 0s: the defaults */
+int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
+			unsigned int max_held_svc, unsigned int max_age_ms,
+			unsigned int window);
+
+#endif /* _CM_PEER_TEST_H */
