@@ -12,7 +12,8 @@
 #   make e2e        UML KUnit run, then the two-host end-to-end test
 #   make abi        only the ABI/vermagic check of the host modules
 #   make lint       only checkpatch/sparse/W=1
-#   make series     patches/ as a git format-patch series in build/series,
+#   make series     the series (patches/series) as git format-patch output
+#                   in build/series,
 #                   checked with git am on the pristine tree
 #   make install    (root) the modules built by `make` into
 #                   /lib/modules/$(KRELEASE)/updates/cm-peer, depmod

@@ -33,7 +33,7 @@ cp=(perl "$SRC/scripts/checkpatch.pl" --strict --no-tree --quiet
 
 log "checkpatch --strict on ${#sources[@]} source files"
 rc=0
-for f in "${sources[@]}" "${user_sources[@]}" Kconfig; do
+for f in "${sources[@]}" "${user_sources[@]}"; do
 	"${cp[@]}" --file "$f" || rc=1
 done
 record lint/checkpatch_sources $rc

@@ -2,20 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Prepare $BUILD/src: Debian's linux-source-6.12 (pinned in kernel.env),
-# unpacked once and committed as "base" in a private git repository, then
-# overlaid with this project's files and patches:
+# unpacked once and committed as "debian" in a private git repository,
+# then the upstream series on top, one commit per patch (patches/series):
+# the patch's hunks (git apply), the whole files of this repository it
+# adds, its commit message.  Commit dates are fixed, so an unchanged
+# series gives the same commits.
 #
-#   drivers/, include/, Documentation/ -> same path in the tree
-#   Kconfig                   -> drivers/infiniband/core/Kconfig
-#   patches/*.patch           -> applied in order (git apply)
+# Tag "base", what the series applies to, is "debian" plus the test
+# kernel's fixes in tests/uml/*.patch (UML only, not part of the series:
+# see tests/uml/README).
 #
-# The Debian source is tag "debian"; tag "base", what the series applies
-# to, is "debian" plus the test kernel's fixes in tests/uml/*.patch
-# (UML only, not part of the series: see tests/uml/README).
-#
-# The result is committed on top of "base" and checked out; git only
-# rewrites files whose content changed, so incremental kernel builds stay
-# incremental.  Build output never goes into the tree (O=/M= elsewhere).
+# The last commit is checked out; git only rewrites files whose content
+# changed, so incremental kernel builds stay incremental.  Build output
+# never goes into the tree (O=/M= elsewhere).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -55,7 +54,7 @@ shopt -s nullglob
 apply_cached() {	# apply_cached <patch...>: into the index, in order
 	local p
 	for p; do
-		git apply --cached --whitespace=nowarn "$p" ||
+		git apply --cached --allow-empty --whitespace=nowarn "$p" ||
 			die "patch does not apply: ${p#"$TOP"/}"
 	done
 }
@@ -68,26 +67,42 @@ if [ "$(git rev-parse 'base^{tree}' 2>/dev/null)" != "$tree" ]; then
 		-m "test kernel fixes (tests/uml)")" >/dev/null
 fi
 
-git read-tree base
-apply_cached "$TOP"/patches/*.patch
-
-add() {		# add <repo file> <tree path>
-	local blob
-	blob=$(git hash-object -w "$1")
-	git update-index --add --cacheinfo "100644,$blob,$2"
+export GIT_AUTHOR_NAME="CM Peer Developers" GIT_AUTHOR_EMAIL=cm-peer@example.org
+export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
+export GIT_AUTHOR_DATE="2026-12-02T12:00:00Z" GIT_COMMITTER_DATE="2026-12-02T12:00:00Z"
+msg=$(mktemp "$BUILD/msg.XXXXXX")
+trap 'rm -f "$index" "$msg"' EXIT
+commit=$(git rev-parse base)
+whole=()	# the whole files the series adds, checked against the repository
+add() {		# add <file>: a whole file of this repository, at the same path
+	[ -f "$TOP/$1" ] || die "patches/series: no file $1"
+	git update-index --add --cacheinfo \
+		"100644,$(git hash-object -w "$TOP/$1"),$1"
+	whole+=("$1")
 }
-add "$TOP/Kconfig" drivers/infiniband/core/Kconfig
-(cd "$TOP" && env -u GIT_INDEX_FILE git ls-files --cached --others \
-	--exclude-standard -- drivers include Documentation) |
-while read -r f; do
-	if [ -f "$TOP/$f" ]; then
-		add "$TOP/$f" "$f"
-	fi
-done
+commit_patch() {	# commit_patch <patch>: its message on the index's tree
+	"$TOP/scripts/patch-msg.sh" "$1" >"$msg"
+	commit=$(git commit-tree "$(git write-tree)" -p "$commit" -F "$msg")
+}
+git read-tree base
+patch=
+while read -r line; do
+	case "$line" in
+	"#"* | "") continue ;;
+	drivers/* | include/* | Documentation/*) add "$line"; continue ;;
+	esac
+	[ -z "$patch" ] || commit_patch "$patch"
+	patch=$TOP/patches/$line
+	apply_cached "$patch"
+done <"$TOP/patches/series"
+[ -z "$patch" ] || commit_patch "$patch"
+extra=$(cd "$TOP" && env -u GIT_INDEX_FILE git ls-files --cached --others \
+	--exclude-standard -- drivers include Documentation |
+	grep -vxF -f <(printf '%s\n' "${whole[@]}") || true)
+[ -z "$extra" ] || die "in no patch of patches/series: $extra"
 
-tree=$(git write-tree)
 unset GIT_INDEX_FILE
-commit=$(git commit-tree "$tree" -p base -m "cm-peer overlay")
 git checkout -q -f --detach "$commit"
 git clean -fdxq -e /.peer-source-version
-log "tree ready: $SRC ($(git diff --shortstat base HEAD | sed 's/^ *//'))"
+log "tree ready: $SRC ($(git rev-list --count base..HEAD) patches," \
+	"$(git diff --shortstat base HEAD | sed 's/^ *//'))"

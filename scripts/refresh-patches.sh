@@ -1,39 +1,45 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Regenerate patches/*.patch from build/src after editing the patched
-# kernel files there: each patch keeps its commit message and its list of
-# files (read from the patch itself) and takes their content from the
-# working tree.  A patch NNNN-*.patch may be created by hand with just a
-# commit message and `diff --git a/F b/F` lines naming its files.
-# The series is rebuilt on "base" in order, so each patch applies on the
-# previous ones (git am on the pristine tree).
+# Write patches/ back from build/src after its commits were edited there
+# (git rebase -i base, git commit --amend, ...): for each commit
+# base..HEAD, its message and its hunks to the files the kernel already
+# has become patches/NNNN-<subject>.patch, and the files it adds that are
+# whole files of this repository are listed under it in patches/series
+# (and copied back here).  A whole file that a later commit changes is an
+# error: fold the change into the commit that adds it.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 cd "$SRC"
-export GIT_AUTHOR_NAME="CM Peer Developers" GIT_AUTHOR_EMAIL="cm-peer@example.org"
-export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME"
-export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
-export GIT_AUTHOR_DATE="2026-12-02T12:00:00Z"
-export GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
+tmp=$(mktemp -d "$BUILD/refresh.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mapfile -t whole < <(sed -n 's/^\t//p' "$TOP/patches/series")
+is_whole() {	# is_whole <path>: listed, or a file of this repository
+	printf '%s\n' "${whole[@]}" | grep -qxF "$1" || [ -e "$TOP/$1" ]
+}
 
-parent=$(git rev-parse base)
-idx=$(mktemp "$BUILD/index.XXXXXX")
-msg=$(mktemp "$BUILD/msg.XXXXXX")
-trap 'rm -f "$idx" "$msg"' EXIT
-GIT_INDEX_FILE=$idx git read-tree base
-
-for p in "$TOP"/patches/*.patch; do
-	# message: Subject (without [PATCH ...]) and body up to the "---"
-	awk '/^Subject: /{sub(/^Subject: (\[[^]]*\] )?/, ""); print; s=1; next}
-	     s && /^---$/ {exit} s' "$p" >"$msg"
-	mapfile -t files < <(sed -n 's|^diff --git a/\(.*\) b/.*|\1|p' "$p")
-	GIT_INDEX_FILE=$idx git add -f -- "${files[@]}"
-	tree=$(GIT_INDEX_FILE=$idx git write-tree)
-	parent=$(git commit-tree "$tree" -p "$parent" -F "$msg")
+sed -n '/^#/p' "$TOP/patches/series" >"$tmp/series"
+echo >>"$tmp/series"
+n=0
+for c in $(git rev-list --reverse base..HEAD); do
+	n=$((n + 1))
+	added=()
+	exclude=()
+	while read -r st f; do
+		is_whole "$f" || continue
+		[ "$st" = A ] || die "$(git log -1 --format=%s "$c") changes whole file $f"
+		added+=("$f")
+		exclude+=(":(exclude)$f")
+		mkdir -p "$(dirname "$TOP/$f")"
+		git show "HEAD:$f" >"$TOP/$f"
+	done < <(git diff-tree --no-commit-id --name-status -r "$c")
+	p=$(git format-patch -1 --start-number "$n" --diff-algorithm=histogram \
+		--no-signature --zero-commit -o "$tmp" "$c" -- . "${exclude[@]}")
+	echo "$(basename "$p")" >>"$tmp/series"
+	[ ${#added[@]} -eq 0 ] || printf '\t%s\n' "${added[@]}" >>"$tmp/series"
 done
-rm -f "$TOP"/patches/*.patch
-git format-patch -q --diff-algorithm=histogram --no-signature --zero-commit -o "$TOP/patches" \
-	base.."$parent"
+rm -f "$TOP"/patches/[0-9]*.patch
+mv "$tmp"/[0-9]*.patch "$TOP/patches/"
+mv "$tmp/series" "$TOP/patches/series"
 ls "$TOP/patches"

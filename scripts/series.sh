@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# `make series`: the upstream patch series, as `git format-patch` output
+# `make series`: the upstream series, as `git format-patch` output
 # against the pinned tree, in build/series (with a cover letter).
 #
-#  1. scripts/series.py builds it from patches/series.txt and the prepared
-#     tree (engine, its tests, ib_cm, its device test, rdma_cm, ucma uapi,
-#     docs; each ends with a Signed-off-by placeholder);
+#  1. the prepared tree's commits base..HEAD are the series
+#     (scripts/prepare-tree.sh, from patches/series), exported with git
+#     format-patch; the cover letter from patches/cover-letter;
 #  2. checks: every patch is checkpatch --strict clean; the series applies
 #     with `git am` on a pristine checkout of Debian's tree (tag "debian")
 #     and, with the UML test kernel's fixes (tests/uml, UML only) on
@@ -29,11 +29,24 @@ result() {	# result <name> <ok>
 
 rm -rf "$out" "$logs"
 mkdir -p "$out" "$logs"
-if ! head=$("$TOP/scripts/series.py" "$TOP/patches/series.txt" "$SRC" "$out"); then
-	result build_from_series_txt 0
+if ! git -C "$SRC" format-patch -q --diff-algorithm=histogram \
+	--no-signature --zero-commit --cover-letter -o "$out" base..HEAD; then
+	result format_patch 0
 	exit 1
 fi
-log "series: $(ls "$out" | wc -l) files in ${out#"$TOP"/} (head $head)"
+cover=$out/0000-cover-letter.patch
+subject=$(head -n 1 "$TOP/patches/cover-letter")
+awk -v subj="$subject" -v blurb="$TOP/patches/cover-letter" '
+	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subj) }
+	/\*\*\* BLURB HERE \*\*\*/ {
+		getline l < blurb	# the subject line, then a blank one
+		getline l < blurb
+		while ((getline l < blurb) > 0)
+			print l
+		next
+	}
+	{ print }' "$cover" >"$cover.new" && mv "$cover.new" "$cover"
+log "series: $(ls "$out" | wc -l) files in ${out#"$TOP"/}"
 
 mapfile -t patches < <(ls "$out"/[0-9]*.patch | grep -v '/0000-cover-letter\.patch$')
 bad=()

@@ -25,7 +25,7 @@ kmake() { make -s -C "$SRC" O="$SMP_OUT" ARCH=x86_64 "$@"; }
 
 [ -f "$SRC/Makefile" ] || die "no kernel tree in $SRC: run make tree"
 mkdir -p "$SMP_OUT"
-sum=$(cat "${frags[@]}" "$TOP/Kconfig" "$0" | sha256sum | cut -d' ' -f1)
+sum=$(cat "${frags[@]}" "$SRC/drivers/infiniband/core/Kconfig" "$0" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$SMP_OUT/.peer-config-sum" 2>/dev/null)" != "$sum" ] ||
    [ ! -f "$SMP_OUT/.config" ]; then
 	log "configuring ${SMP_OUT#"$TOP"/}: tinyconfig + ${frags[*]#"$TOP"/}"
