@@ -53,6 +53,7 @@ mapfile -t members < <({
 } | sort -u)
 tar -xf "$tarball" -C "$work" --strip-components=1 "${members[@]/#/$top/}"
 for p in patches/*.patch; do
+	grep -q '^diff --git' "$p" || continue	# only adds whole files
 	patch -s -p1 -d "$work" -i "$here/$p" || die "patch failed: $p"
 done
 cp -r drivers "$work/"

@@ -84,12 +84,22 @@ commit_patch() {	# commit_patch <patch>: its message on the index's tree
 	"$TOP/scripts/patch-msg.sh" "$1" >"$msg"
 	commit=$(git commit-tree "$(git write-tree)" -p "$commit" -F "$msg")
 }
+# The last series made is tag "series": commits or edits in build/src
+# past it are a developer's, for refresh-patches.sh, not to be reset.
+if git rev-parse -q --verify series >/dev/null &&
+   { [ "$(git rev-parse HEAD)" != "$(git rev-parse series)" ] ||
+     ! env -u GIT_INDEX_FILE git diff --quiet HEAD; }; then
+	die "build/src has changes patches/ does not: run scripts/refresh-patches.sh, or drop them (git -C build/src checkout -f series)"
+fi
 git read-tree base
 patch=
-while read -r line; do
+while IFS= read -r line || [ -n "$line" ]; do
 	case "$line" in
 	"#"* | "") continue ;;
-	drivers/* | include/* | Documentation/*) add "$line"; continue ;;
+	[[:space:]]*)	# a whole file of the patch above
+		[ -n "$patch" ] || die "patches/series: $line before any patch"
+		add "${line#"${line%%[![:space:]]*}"}"
+		continue ;;
 	esac
 	[ -z "$patch" ] || commit_patch "$patch"
 	patch=$TOP/patches/$line
@@ -102,6 +112,7 @@ extra=$(cd "$TOP" && env -u GIT_INDEX_FILE git ls-files --cached --others \
 [ -z "$extra" ] || die "in no patch of patches/series: $extra"
 
 unset GIT_INDEX_FILE
+git tag -f series "$commit" >/dev/null
 git checkout -q -f --detach "$commit"
 git clean -fdxq -e /.peer-source-version
 log "tree ready: $SRC ($(git rev-list --count base..HEAD) patches," \

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$SRC"
 tmp=$(mktemp -d "$BUILD/refresh.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mapfile -t whole < <(sed -n 's/^\t//p' "$TOP/patches/series")
+mapfile -t whole < <(sed -n 's/^[[:space:]]\{1,\}//p' "$TOP/patches/series")
 is_whole() {	# is_whole <path>: listed, or a file of this repository
 	printf '%s\n' "${whole[@]}" | grep -qxF "$1" || [ -e "$TOP/$1" ]
 }
@@ -34,12 +34,21 @@ for c in $(git rev-list --reverse base..HEAD); do
 		mkdir -p "$(dirname "$TOP/$f")"
 		git show "HEAD:$f" >"$TOP/$f"
 	done < <(git diff-tree --no-commit-id --name-status -r "$c")
-	p=$(git format-patch -1 --start-number "$n" --diff-algorithm=histogram \
-		--no-signature --zero-commit -o "$tmp" "$c" -- . "${exclude[@]}")
+	fp=(git format-patch -1 --start-number "$n" --diff-algorithm=histogram
+	    --no-signature --zero-commit)
+	if git diff --quiet "$c^" "$c" -- . "${exclude[@]}"; then
+		# whole files only: format-patch would take an older commit
+		p=$("${fp[@]}" -o "$tmp/msg" "$c")
+		sed '/^---$/q' "$p" >"$tmp/$(basename "$p")"
+		p=$tmp/$(basename "$p")
+	else
+		p=$("${fp[@]}" -o "$tmp" "$c" -- . "${exclude[@]}")
+	fi
 	echo "$(basename "$p")" >>"$tmp/series"
 	[ ${#added[@]} -eq 0 ] || printf '\t%s\n' "${added[@]}" >>"$tmp/series"
 done
 rm -f "$TOP"/patches/[0-9]*.patch
 mv "$tmp"/[0-9]*.patch "$TOP/patches/"
 mv "$tmp/series" "$TOP/patches/series"
+git tag -f series HEAD >/dev/null	# prepare-tree.sh: nothing left to keep
 ls "$TOP/patches"

@@ -2,7 +2,8 @@
 #
 # Two UML hosts, a (198.18.0.1) and b (198.18.0.2), joined by a UML vector
 # device (l2tpv3 over UDP on 127.0.0.1), hostfs root; used by
-# tests/e2e/run-e2e.sh and tests/bench/run-bench.sh.  Source it.
+# tests/e2e/run-e2e.sh and tests/bench/run-bench.sh (uml_userspace_check
+# also by scripts/run-kunit.sh).  Source it.
 #
 # uml_userspace_check <kernel> <out dir>
 #   boots <kernel> once with tests/uml/userspace-init.sh as PID 1 (no KUnit

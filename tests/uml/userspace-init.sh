@@ -3,8 +3,9 @@
 #
 # PID 1 of the UML user-space check (uml_userspace_check in
 # tests/uml-pair.sh): the first user-space step of a test kernel.  Two
-# processes compute the same floating-point sum at once, so FP state is
-# saved and restored across context switches; the result goes to
+# processes compute the same floating-point sum at once, their FP state
+# going through UML's ptrace save and restore (PTRACE_[GS]ETREGSET, which
+# fail on a host whose XSAVE size UML gets wrong); the result goes to
 # UML_CHECK_OUT ("ok", or what differed), then power off.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 sum() { awk 'BEGIN { for (i = 1; i <= 300000; i++) s += 1 / i; printf "%.12f\n", s }'; }

@@ -507,7 +507,7 @@ void peer_identity(struct kunit *test, struct peer_end *e, u64 sid,
  * The listener's REQs go to peer_listen_end, an end whose own idle cm_id
  * was dropped (cases run one at a time).
  */
-struct peer_end *peer_listen_end;
+static struct peer_end *peer_listen_end;
 
 int peer_listen_handler(struct ib_cm_id *cm_id,
 			const struct ib_cm_event *ev)

@@ -112,7 +112,6 @@ struct peer_fuzz {
 };
 
 extern char *peer_dev_name;
-extern struct peer_end *peer_listen_end;
 
 int peer_send_rep(struct peer_end *e);
 int peer_cm_handler(struct ib_cm_id *cm_id,
