@@ -354,6 +354,8 @@ static struct kunit_suite cm_peer_req_bench_suite = {
 	.test_cases = cm_peer_req_bench_cases,
 };
 
+kunit_test_suite(cm_peer_req_bench_suite);
+
 MODULE_DESCRIPTION("KUnit suite cm_peer_req_bench: the IB CM's cost per inbound REQ");
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_LICENSE("Dual BSD/GPL");
