@@ -48,7 +48,7 @@ esac
 
 log "booting Debian $KRELEASE VMs a and b ($VM_CPUS vCPUs each, TCG)"
 vm_pair "$OUT" "${VM_TIMEOUT:-900}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
-	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/vm/vm-e2e-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_ping PEER_BARRIER_TRIES=3000 PEER_ROUND_MS=20000 PEER_RANK_TIMEOUT_MS=12000"
+	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/vm/vm-e2e-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_ping PEER_BARRIER_TRIES=3000 PEER_COLLIDE_DELAY_MS=250 PEER_ROUND_MS=20000 PEER_RANK_TIMEOUT_MS=12000"
 
 python3 "$TOP/tests/e2e/check-e2e.py" "$OUT" --prefix vm-debian \
 	--splats "$TOP/tests/vm/splat.re" --no-kmemleak --modules >>"$CHECKS"
