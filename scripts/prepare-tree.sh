@@ -74,11 +74,42 @@ msg=$(mktemp "$BUILD/msg.XXXXXX")
 trap 'rm -f "$index" "$msg"' EXIT
 commit=$(git rev-parse base)
 whole=()	# the whole files the series adds, checked against the repository
+plist=()	# the patches, in order
+declare -A added_by	# whole file -> index in plist of the patch adding it
+while IFS= read -r line || [ -n "$line" ]; do
+	case "$line" in
+	"#"* | "") ;;
+	[[:space:]]*)
+		[ ${#plist[@]} -gt 0 ] || die "patches/series: $line before any patch"
+		f=${line#"${line%%[![:space:]]*}"}
+		[ -f "$TOP/$f" ] || die "patches/series: no file $f"
+		added_by[$f]=$((${#plist[@]} - 1))
+		whole+=("$f") ;;
+	*)	plist+=("$TOP/patches/$line") ;;
+	esac
+done <"$TOP/patches/series"
+scratch=$(mktemp "$BUILD/index.XXXXXX")
+trap 'rm -f "$index" "$msg" "$scratch"' EXIT
+# The repository holds a whole file as the series ends; the patch that
+# adds it adds it without the hunks later patches make to it (git apply -R,
+# newest first).
+whole_blob() {	# whole_blob <file>: its blob as the patch adding it adds it
+	local f=$1 i
+	GIT_INDEX_FILE=$scratch git read-tree --empty
+	GIT_INDEX_FILE=$scratch git update-index --add --cacheinfo \
+		"100644,$(git hash-object -w "$TOP/$f"),$f"
+	for ((i = ${#plist[@]} - 1; i > ${added_by[$f]}; i--)); do
+		GIT_INDEX_FILE=$scratch git apply --cached -R --allow-empty \
+			--include="$f" "${plist[i]}" ||
+			die "cannot undo ${plist[i]#"$TOP"/} on $f"
+	done
+	GIT_INDEX_FILE=$scratch git ls-files -s -- "$f" | cut -d' ' -f2
+}
 add() {		# add <file>: a whole file of this repository, at the same path
-	[ -f "$TOP/$1" ] || die "patches/series: no file $1"
-	git update-index --add --cacheinfo \
-		"100644,$(git hash-object -w "$TOP/$1"),$1"
-	whole+=("$1")
+	local blob
+
+	blob=$(whole_blob "$1") || exit 1
+	git update-index --add --cacheinfo "100644,$blob,$1"
 }
 commit_patch() {	# commit_patch <patch>: its message on the index's tree
 	"$TOP/scripts/patch-msg.sh" "$1" >"$msg"
@@ -97,7 +128,6 @@ while IFS= read -r line || [ -n "$line" ]; do
 	case "$line" in
 	"#"* | "") continue ;;
 	[[:space:]]*)	# a whole file of the patch above
-		[ -n "$patch" ] || die "patches/series: $line before any patch"
 		add "${line#"${line%%[![:space:]]*}"}"
 		continue ;;
 	esac

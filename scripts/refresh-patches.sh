@@ -3,20 +3,20 @@
 #
 # Write patches/ back from build/src after its commits were edited there
 # (git rebase -i base, git commit --amend, ...): for each commit
-# base..HEAD, its message and its hunks to the files the kernel already
-# has become patches/NNNN-<subject>.patch, and the files it adds that are
-# whole files of this repository are listed under it in patches/series
-# (and copied back here).  A whole file that a later commit changes is an
-# error: fold the change into the commit that adds it.
+# base..HEAD, its message and its hunks become patches/NNNN-<subject>.patch,
+# and the files it adds (files "base" lacks) are whole files of this
+# repository: listed under it in patches/series and copied back here as
+# HEAD has them.  A later commit's change to a whole file stays a hunk of
+# its patch (prepare-tree.sh undoes such hunks to get the file as the
+# adding patch adds it).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 cd "$SRC"
 tmp=$(mktemp -d "$BUILD/refresh.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mapfile -t whole < <(sed -n 's/^[[:space:]]\{1,\}//p' "$TOP/patches/series")
-is_whole() {	# is_whole <path>: listed, or a file of this repository
-	printf '%s\n' "${whole[@]}" | grep -qxF "$1" || [ -e "$TOP/$1" ]
+is_whole() {	# is_whole <path>: a file the series adds, not the kernel's
+	! git cat-file -e "base:$1" 2>/dev/null
 }
 
 sed -n '/^#/p' "$TOP/patches/series" >"$tmp/series"
@@ -28,7 +28,8 @@ for c in $(git rev-list --reverse base..HEAD); do
 	exclude=()
 	while read -r st f; do
 		is_whole "$f" || continue
-		[ "$st" = A ] || die "$(git log -1 --format=%s "$c") changes whole file $f"
+		[ "$st" != D ] || die "$(git log -1 --format=%s "$c") deletes whole file $f"
+		[ "$st" = A ] || continue	# a hunk of this patch
 		added+=("$f")
 		exclude+=(":(exclude)$f")
 		mkdir -p "$(dirname "$TOP/$f")"

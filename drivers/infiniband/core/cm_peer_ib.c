@@ -1,0 +1,1176 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Peer-to-peer connection establishment for the IB CM:
+ * peer service IDs, REQ collisions, held REQs.
+ */
+
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
+#include <kunit/visibility.h>
+#include "cm_priv.h"
+#include "cm_peer_test.h"
+#include "core_priv.h"
+#include "cm_trace.h"
+
+static void cm_peer_reject_held(struct list_head *list);
+static void cm_peer_resend_handler(struct work_struct *_work);
+static void cm_peer_resend_now(struct cm_id_private *cm_id_priv);
+
+bool cm_peer_listed(struct cm_id_private *cm_id_priv)
+{
+	return cm_id_priv->peer_wait &&
+	       !RB_EMPTY_NODE(&cm_id_priv->peer_wait->entry.node);
+}
+
+void cm_peer_unlist(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+
+	lockdep_assert_held(&cm.lock);
+	if (cm_peer_listed(cm_id_priv)) {
+		cm_peer_window_del(cm_id_priv);
+		cm_peer_del(&cm_id_priv->peer_node->peer_svc->index,
+			    CM_PEER_WAITING, &cm_id_priv->peer_wait->entry);
+	}
+	if (pend && pend->node && !RB_EMPTY_NODE(&pend->entry.node))
+		cm_peer_del(&pend->node->peer_svc->index, CM_PEER_PENDING,
+			    &pend->entry);
+	/* before cm_destroy_id() waits for the REQs delivered through it */
+	if (cm_id_priv->peer_listen)
+		list_del_init(&cm_id_priv->peer_listen_item);
+}
+
+static int cm_peer_node_handler(struct ib_cm_id *cm_id,
+				const struct ib_cm_event *event)
+{
+	return 0;	/* never called: peer ids take the node's REQs over */
+}
+
+/* The node of @service_id on @cm_dev: shared, or a new one. */
+static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
+					      __be64 service_id, u8 match_len)
+{
+	struct cm_id_private *node, *cur;
+
+	node = cm_alloc_id_priv(cm_dev->ib_device, cm_peer_node_handler, NULL);
+	if (IS_ERR(node))
+		return node;
+	node->peer_svc = kzalloc(sizeof(*node->peer_svc), GFP_KERNEL);
+	if (!node->peer_svc) {
+		ib_destroy_cm_id(&node->id);
+		return ERR_PTR(-ENOMEM);
+	}
+	cm_peer_index_init(&node->peer_svc->index, match_len);
+	INIT_LIST_HEAD(&node->peer_svc->listeners);
+	kref_get(&cm_dev->kref);
+	node->peer_svc->cm_dev = cm_dev;
+	atomic_inc(&cm_dev->peer_nodes);
+	node->id.service_id = service_id;
+
+	spin_lock_irq(&node->lock);
+	cur = cm_insert_listen(node, cm_peer_node_handler);
+	if (cur != node) {
+		spin_unlock_irq(&node->lock);
+		ib_destroy_cm_id(&node->id);
+		if (!cur)
+			return ERR_PTR(-EADDRINUSE);
+		if (cur->peer_svc->index.match_len != match_len) {
+			ib_destroy_cm_id(&cur->id);
+			return ERR_PTR(-EINVAL);
+		}
+		return cur;
+	}
+	node->id.state = IB_CM_LISTEN;
+	spin_unlock_irq(&node->lock);
+	return node;
+}
+
+/* The last peer id of a node went: reject what is held for it. */
+static void cm_peer_node_free(struct cm_id_private *node)
+{
+	struct cm_peer_svc *svc = node->peer_svc;
+	struct cm_peer_entry *entry;
+	struct cm_peer_held *held;
+	struct rb_node *rb;
+	LIST_HEAD(list);
+
+	spin_lock_irq(&cm.lock);
+	while ((rb = rb_first(&svc->index.root[CM_PEER_HELD]))) {
+		entry = rb_entry(rb, struct cm_peer_entry, node);
+		held = container_of(entry, struct cm_peer_held, entry);
+		cm_peer_unhold(&svc->cm_dev->peer_held, held);
+		list_add_tail(&held->list, &list);
+	}
+	spin_unlock_irq(&cm.lock);
+	cm_peer_reject_held(&list);
+	atomic_dec(&svc->cm_dev->peer_nodes);
+	cm_device_put(svc->cm_dev);
+	kfree(svc);
+}
+
+/*
+ * ib_destroy_cm_id() of a peer id, a node, a peer listener or a listener's
+ * id, once nobody uses it: give back its share of the node.
+ */
+void cm_peer_unbind(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+
+	if (cm_id_priv->peer_svc)
+		cm_peer_node_free(cm_id_priv);
+	if (pend) {
+		if (pend->node)
+			ib_destroy_cm_id(&pend->node->id);
+		kfree(pend);
+	}
+	if (!cm_id_priv->peer_node)
+		return;
+	ib_destroy_cm_id(&cm_id_priv->peer_node->id);
+	kfree(cm_id_priv->peer_wait);
+}
+
+/*
+ * Peer-to-peer connection establishment (IBTA Vol 1, chapter 12).
+ *
+ * A peer id binds its own service ID (ib_cm_peer_bind()), a node of
+ * listen_service_table, and sends its REQ to the other end's service ID
+ * with ib_send_cm_peer_req().  A REQ that reaches a peer node is matched
+ * with a peer id of that node waiting for it, by key: the two port GIDs
+ * and the first match_len bytes of the REQ's private data, as the peer id
+ * expects them (cm_peer_find_peer()).  The arbiter (cm_peer_arbitrate())
+ * then picks the role of this end: active drops the received REQ and waits
+ * for the REP to its own; passive cancels its own REQ, takes over the
+ * received one on the same cm_id (state REQ_RCVD, IB_CM_REQ_RECEIVED with
+ * listen_id == the cm_id) and the ULP answers it with ib_send_cm_rep().  A
+ * peer REQ that matches no waiting id is held in the node's index;
+ * ib_send_cm_peer_req() claims it by the same key and turns passive
+ * without sending a REQ, or the REQ expires and is rejected.  Only a
+ * retransmission of a held REQ is answered with an MRA (or a REQ that is
+ * never resent): most holds end within the sender's first timeout, and a
+ * storm of MRAs would compete with the REQs for the GSI receive queues.
+ */
+
+void cm_peer_count(struct cm_port *port, int index)
+{
+	atomic_long_inc(&port->counters[CM_PEER][index]);
+}
+
+void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req)
+{
+	u8 timeout, ack;
+
+	req->key.local_gid =
+		*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req_msg);
+	req->key.remote_gid =
+		*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req_msg);
+	req->key.match = IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA, req_msg);
+	req->remote.ca_guid =
+		cpu_to_be64(IBA_GET(CM_REQ_LOCAL_CA_GUID, req_msg));
+	req->remote.qpn = IBA_GET(CM_REQ_LOCAL_QPN, req_msg);
+	req->comm_id = cpu_to_be32(IBA_GET(CM_REQ_LOCAL_COMM_ID, req_msg));
+	/* held as long as its sender waits for an answer (cm_send_req()) */
+	timeout = IBA_GET(CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT, req_msg);
+	ack = IBA_GET(CM_REQ_PRIMARY_LOCAL_ACK_TIMEOUT, req_msg);
+	req->age_ms = (cm_convert_to_ms(timeout) + cm_convert_to_ms(ack)) *
+		      (IBA_GET(CM_REQ_MAX_CM_RETRIES, req_msg) + 1);
+}
+
+/*
+ * The oldest id of @node waiting for the REQ @req, referenced, and our role.
+ * An id listed but whose REQ is not out yet is skipped: the REQ is held
+ * and cm_peer_list() claims it; unless our REQ waits for the window, then
+ * we take the passive role.  On one device our own REQ may come back.
+ */
+static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *node,
+					       const struct cm_peer_req *req,
+					       int *role)
+{
+	struct cm_peer_index *idx = &node->peer_svc->index;
+	struct cm_peer_entry *entry;
+	struct cm_peer_wait *wait;
+
+	lockdep_assert_held(&cm.lock);
+	for (entry = cm_peer_first(idx, CM_PEER_WAITING, &req->key); entry;
+	     entry = cm_peer_next(idx, entry)) {
+		wait = container_of(entry, struct cm_peer_wait, entry);
+		if (wait->deferred && !list_empty(&wait->window)) {
+			/* ours never left: no arbitration, we give way */
+			list_del_init(&wait->window);
+			*role = CM_PEER_PASSIVE;
+			/* the unposted REQ holds a reference */
+			refcount_inc(&wait->cm_id_priv->refcount);
+			return wait->cm_id_priv;
+		}
+		if (!wait->sent)
+			continue;
+		*role = cm_peer_arbitrate(&wait->ident, &req->remote);
+		if (*role == -ELOOP)
+			continue;
+		if (refcount_inc_not_zero(&wait->cm_id_priv->refcount))
+			return wait->cm_id_priv;
+	}
+	return NULL;
+}
+
+/* A local peer took @held out: its REQ's work is the caller's. */
+static struct cm_work *cm_peer_claimed_work(struct cm_peer_held *held)
+{
+	struct cm_work *work = held->req;
+
+	kfree(held);
+	cm_peer_count(work->port, CM_PEER_CLAIMED_COUNTER);
+	return work;
+}
+
+/* Did @rej come from the sender of @req: same port, GRH source or SLID? */
+static bool cm_peer_same_sender(const struct cm_work *req,
+				const struct cm_work *rej)
+{
+	const struct ib_wc *rej_wc = rej->mad_recv_wc->wc;
+	const struct ib_wc *req_wc = req->mad_recv_wc->wc;
+
+	if (req->port != rej->port ||
+	    !(req_wc->wc_flags & IB_WC_GRH) != !(rej_wc->wc_flags & IB_WC_GRH))
+		return false;
+	if (req_wc->wc_flags & IB_WC_GRH)
+		return !memcmp(req->mad_recv_wc->recv_buf.grh->sgid.raw,
+			       rej->mad_recv_wc->recv_buf.grh->sgid.raw,
+			       sizeof(union ib_gid));
+	return req_wc->slid == rej_wc->slid;
+}
+
+static bool cm_peer_sender_matches(const struct cm_peer_held *held,
+				   const void *arg)
+{
+	return cm_peer_same_sender(held->req, arg);
+}
+
+/*
+ * The REP to our peer REQ: the other end turned passive and cancelled its
+ * own REQ.  That REQ may have been held here while our REQ was not out
+ * yet, and cm_peer_list() found us answered already: take it out, or a
+ * later connect of this service ID would claim it.  Under cm.lock.
+ */
+struct cm_peer_held *cm_peer_rep_held(struct cm_id_private *cm_id_priv,
+				      struct cm_work *work,
+				      const struct cm_rep_msg *rep_msg)
+{
+	lockdep_assert_held(&cm.lock);
+	if (!cm_id_priv->peer_wait)
+		return NULL;
+	return cm_peer_withdraw(&work->port->cm_dev->peer_held,
+				cpu_to_be32(IBA_GET(CM_REP_LOCAL_COMM_ID,
+						    rep_msg)),
+				cm_peer_sender_matches, work);
+}
+
+void cm_peer_free_held(struct cm_peer_held *held)
+{
+	struct cm_work *req = held->req;
+
+	cm_peer_count(req->port, CM_PEER_WITHDRAWN_COUNTER);
+	cm_free_work(req);
+	kfree(held);
+}
+
+/*
+ * A REJ that withdrew no held REQ (cm_peer_rej_held()) may have overtaken
+ * its REQ: cm.wq is not ordered.  It is kept a moment, so that the REQ is
+ * dropped instead of held for a peer to claim.  At most CM_PEER_MAX_REJS
+ * per device, for CM_PEER_REJ_TTL; the list is under cm.lock, oldest first.
+ */
+#define CM_PEER_MAX_REJS	32
+#define CM_PEER_REJ_TTL	HZ
+
+/* Backoff of a peer REQ sent again (cm_peer_persist()): 100 ms doubling */
+#define CM_PEER_RESEND_MS	100
+#define CM_PEER_RESEND_MAX_MS	1000
+
+struct cm_peer_rej {
+	struct list_head list;
+	struct cm_work *work;
+	unsigned long expires;
+};
+
+static void cm_peer_rej_list_free(struct list_head *list)
+{
+	struct cm_peer_rej *cur, *tmp;
+
+	list_for_each_entry_safe(cur, tmp, list, list) {
+		cm_free_work(cur->work);
+		kfree(cur);
+	}
+}
+
+/* Move the expired REJs, and the oldest beyond @keep, to @dead. */
+static void cm_peer_rej_trim(struct cm_device *cm_dev, unsigned int keep,
+			     struct list_head *dead)
+{
+	struct cm_peer_rej *cur, *tmp;
+
+	lockdep_assert_held(&cm.lock);
+	list_for_each_entry_safe(cur, tmp, &cm_dev->peer_rejs, list) {
+		if (cm_dev->peer_nr_rejs <= keep &&
+		    time_before(jiffies, cur->expires))
+			break;
+		list_move_tail(&cur->list, dead);
+		cm_dev->peer_nr_rejs--;
+	}
+}
+
+/* Did the sender of the peer REQ in @req reject it already? */
+static bool cm_peer_rej_first(struct cm_device *cm_dev, struct cm_work *req,
+			      __be32 comm_id, struct list_head *dead)
+{
+	struct cm_peer_rej *cur;
+	struct cm_rej_msg *rej_msg;
+
+	cm_peer_rej_trim(cm_dev, CM_PEER_MAX_REJS, dead);
+	list_for_each_entry(cur, &cm_dev->peer_rejs, list) {
+		rej_msg = (struct cm_rej_msg *)cur->work->mad_recv_wc->recv_buf.mad;
+		if (cpu_to_be32(IBA_GET(CM_REJ_LOCAL_COMM_ID, rej_msg)) ==
+		    comm_id && cm_peer_same_sender(req, cur->work)) {
+			list_move_tail(&cur->list, dead);
+			cm_dev->peer_nr_rejs--;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void cm_peer_schedule_expiry(struct cm_device *cm_dev)
+{
+	unsigned long when;
+	bool any;
+
+	spin_lock_irq(&cm.lock);
+	any = cm_peer_next_expiry(&cm_dev->peer_held, &when);
+	spin_unlock_irq(&cm.lock);
+	if (any)
+		mod_delayed_work(cm.wq, &cm_dev->peer_expire,
+				 time_after(when, jiffies) ? when - jiffies : 0);
+}
+
+/* Nobody took the service ID in time, as if nobody listened. */
+static void cm_peer_reject_held(struct list_head *list)
+{
+	struct cm_peer_held *held, *tmp;
+	struct cm_work *work;
+
+	list_for_each_entry_safe(held, tmp, list, list) {
+		work = held->req;
+		cm_peer_count(work->port, CM_PEER_EXPIRED_COUNTER);
+		/*
+		 * (A timeout REJ would be matched by the remote's remote-ID
+		 * table, where a REQ-Sent id is not yet.)
+		 */
+		cm_issue_rej(work->port, work->mad_recv_wc,
+			     IB_CM_REJ_INVALID_SERVICE_ID, CM_MSG_RESPONSE_REQ,
+			     NULL, 0);
+		cm_free_work(work);
+		kfree(held);
+	}
+}
+
+void cm_peer_expire_handler(struct work_struct *_work)
+{
+	struct cm_device *cm_dev = container_of(to_delayed_work(_work),
+						struct cm_device, peer_expire);
+	struct cm_peer_held *held;
+	LIST_HEAD(expired);
+
+	spin_lock_irq(&cm.lock);
+	while ((held = cm_peer_expired(&cm_dev->peer_held)))
+		list_add_tail(&held->list, &expired);
+	spin_unlock_irq(&cm.lock);
+	cm_peer_reject_held(&expired);
+	cm_peer_schedule_expiry(cm_dev);
+}
+
+/* Free the REQs held on a device that goes away; nothing is sent. */
+void cm_peer_drain(struct cm_device *cm_dev)
+{
+	struct cm_peer_held *held, *tmp;
+	LIST_HEAD(rejs);
+	LIST_HEAD(list);
+
+	cancel_delayed_work_sync(&cm_dev->peer_expire);
+	cm_peer_send_all(cm_dev);
+	spin_lock_irq(&cm.lock);
+	cm_peer_rej_trim(cm_dev, 0, &rejs);
+	while ((held = list_first_entry_or_null(&cm_dev->peer_held.list,
+						struct cm_peer_held, list))) {
+		cm_peer_unhold(&cm_dev->peer_held, held);
+		list_add_tail(&held->list, &list);
+	}
+	spin_unlock_irq(&cm.lock);
+	cm_peer_rej_list_free(&rejs);
+	list_for_each_entry_safe(held, tmp, &list, list) {
+		cm_free_work(held->req);
+		kfree(held);
+	}
+}
+
+/*
+ * An MRA for a held REQ (its retransmission, or one never resent), sent
+ * without a cm_id: the REQ stays claimable.  It covers the whole hold, not
+ * the time left: the expiry REJ ends the sender's wait anyway.
+ */
+static void cm_peer_send_mra(struct cm_work *work, unsigned int age_ms)
+{
+	struct cm_req_msg *req_msg =
+		(struct cm_req_msg *)work->mad_recv_wc->recv_buf.mad;
+	u64 us = (u64)cm_peer_hold_age_ms(&work->port->cm_dev->peer_held,
+					  age_ms) * USEC_PER_MSEC;
+	struct ib_mad_send_buf *msg;
+	struct cm_mra_msg *mra_msg;
+
+	if (cm_alloc_response_msg(work->port, work->mad_recv_wc, &msg))
+		return;
+	mra_msg = (struct cm_mra_msg *)msg->mad;
+	cm_format_mad_hdr(&mra_msg->hdr, CM_MRA_ATTR_ID, req_msg->hdr.tid);
+	IBA_SET(CM_MRA_MESSAGE_MRAED, mra_msg, CM_MSG_RESPONSE_REQ);
+	IBA_SET(CM_MRA_REMOTE_COMM_ID, mra_msg,
+		IBA_GET(CM_REQ_LOCAL_COMM_ID, req_msg));
+	/* service timeout: 4.096 us * 2^t covers the hold time */
+	IBA_SET(CM_MRA_SERVICE_TIMEOUT, mra_msg,
+		min_t(u32, 31, order_base_2(DIV_ROUND_UP(us, 4) | 1)));
+	if (ib_post_send_mad(msg, NULL))
+		cm_free_response_msg(msg);
+}
+
+/*
+ * The duplicate check, the match and (with @held) the hold of a peer REQ
+ * in one cm.lock section.  cm.wq is not ordered: a retransmission handled
+ * on another CPU must find the REQ taken over (in the remote tables, see
+ * cm_peer_insert_remote()), matchable or held, never in between.  Returns
+ * the id found, referenced, with *@dup and *@role set; or NULL with *@ret
+ * from cm_peer_hold(), -ECONNRESET when the REQ's REJ came first, or
+ * -ENOENT when the node was unbound meanwhile.
+ */
+static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
+					       struct cm_id_private *node,
+					       const struct cm_peer_req *req,
+					       struct cm_peer_held *held,
+					       bool *dup, int *role, int *ret)
+{
+	struct cm_device *cm_dev = node->peer_svc->cm_dev;
+	struct cm_id_private *cm_id_priv;
+	LIST_HEAD(dead);
+
+	spin_lock_irq(&cm.lock);
+	cm_id_priv = __cm_find_remote_id(req->remote.ca_guid, req->comm_id);
+	*dup = cm_id_priv;
+	if (!cm_id_priv)
+		cm_id_priv = cm_peer_find_peer(node, req, role);
+	if (cm_id_priv || !held)
+		goto out;
+	if (RB_EMPTY_NODE(&node->service_node)) {
+		*ret = -ENOENT;
+	} else if (cm_peer_rej_first(cm_dev, work, req->comm_id, &dead)) {
+		*ret = -ECONNRESET;
+	} else {
+		held->entry.key = req->key;
+		held->remote_comm_id = req->comm_id;
+		held->req = work;
+		*ret = cm_peer_hold(&cm_dev->peer_held, &node->peer_svc->index,
+				    held, req->age_ms);
+	}
+out:
+	spin_unlock_irq(&cm.lock);
+	cm_peer_rej_list_free(&dead);
+	return cm_id_priv;
+}
+
+/*
+ * After cm_peer_hold() returned @ret for @work.  Once held, the work
+ * belongs to the queue and a claim on another CPU may free it: only @port
+ * is used then.  Returns 0 when the work was kept.
+ */
+static int cm_peer_req_held(struct cm_port *port, struct cm_work *work,
+			    unsigned int age_ms, int ret)
+{
+	switch (ret) {
+	case 0:
+		cm_peer_count(port, CM_PEER_HELD_COUNTER);
+		cm_peer_schedule_expiry(port->cm_dev);
+		return 0;
+	case -EALREADY:
+		/* The sender timed out: make it wait for the claim. */
+		atomic_long_inc(&port->counters[CM_RECV_DUPLICATES]
+					       [CM_REQ_COUNTER]);
+		cm_peer_send_mra(work, age_ms);
+		return -EINVAL;
+	case -ECONNRESET:
+		cm_peer_count(port, CM_PEER_DROPPED_COUNTER);
+		return -EINVAL;
+	case -ENOENT:
+		break;
+	default:
+		/* queue full: "not there yet", the sender's CM tries again */
+		cm_peer_count(port, CM_PEER_REFUSED_COUNTER);
+		break;
+	}
+	cm_issue_rej(port, work->mad_recv_wc, IB_CM_REJ_INVALID_SERVICE_ID,
+		     CM_MSG_RESPONSE_REQ, NULL, 0);
+	return -EINVAL;
+}
+
+static void cm_peer_deliver_handler(struct work_struct *_work)
+{
+	struct cm_work *work = container_of(_work, struct cm_work, work.work);
+	struct cm_id_private *cm_id_priv;
+
+	cm_id_priv = cm_acquire_id(work->local_id, work->remote_id);
+	if (!cm_id_priv) {
+		cm_free_work(work);
+		return;
+	}
+	spin_lock_irq(&cm_id_priv->lock);
+	if (cm_id_priv->id.state != IB_CM_REQ_RCVD) {
+		spin_unlock_irq(&cm_id_priv->lock);
+		cm_deref_id(cm_id_priv);
+		cm_free_work(work);
+		return;
+	}
+	/* The reference from cm_acquire_id() belongs to the event. */
+	cm_queue_work_unlock(cm_id_priv, work);
+}
+
+/* The address vectors to the sender of a peer REQ; rejects it on failure. */
+static int cm_peer_req_av(struct cm_work *work, struct cm_av *av,
+			  struct cm_av *alt_av)
+{
+	int ret;
+
+	ret = cm_init_av_for_response(work->port, work->mad_recv_wc->wc,
+				      work->mad_recv_wc->recv_buf.grh, av);
+	if (ret)
+		return ret;
+	ret = cm_req_init_paths(work, av, alt_av);
+	if (ret) {
+		cm_issue_rej(work->port, work->mad_recv_wc, ret,
+			     CM_MSG_RESPONSE_REQ, NULL, 0);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Enter the sender of the peer REQ in @req_msg in the remote tables for
+ * @cm_id_priv, as cm_match_req() does for a listener's new id.  From then
+ * on a retransmission of the REQ is a duplicate (cm_find_remote_id() also
+ * compares id.remote_id, so it is set here, in the same section).
+ */
+static int cm_peer_insert_remote(struct cm_id_private *cm_id_priv,
+				 const struct cm_req_msg *req_msg)
+{
+	struct cm_timewait_info *tw = cm_id_priv->timewait_info;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	lockdep_assert_held(&cm.lock);
+	tw->work.remote_id = cpu_to_be32(IBA_GET(CM_REQ_LOCAL_COMM_ID, req_msg));
+	tw->remote_ca_guid = cpu_to_be64(IBA_GET(CM_REQ_LOCAL_CA_GUID, req_msg));
+	tw->remote_qpn = cpu_to_be32(IBA_GET(CM_REQ_LOCAL_QPN, req_msg));
+	if (cm_insert_remote_id(tw) || cm_insert_remote_qpn(tw)) {
+		/* A duplicate or stale REQ won a race with us: drop it. */
+		cm_remove_remote(cm_id_priv);
+		return -EINVAL;
+	}
+	cm_id_priv->id.remote_id = tw->work.remote_id;
+	return 0;
+}
+
+/* The id takes over the peer REQ in @work, as if a listener made it. */
+static void cm_peer_take_over(struct cm_work *work,
+			      struct cm_id_private *cm_id_priv,
+			      struct cm_av *av, struct cm_av *alt_av)
+{
+	struct cm_req_msg *req_msg =
+		(struct cm_req_msg *)work->mad_recv_wc->recv_buf.mad;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	cm_req_fill_id(cm_id_priv, req_msg);
+	cm_move_av_from_path(&cm_id_priv->av, av);
+	cm_id_priv->av.dlid_datapath = av->dlid_datapath;
+	if (cm_req_has_alt_path(req_msg))
+		cm_move_av_from_path(&cm_id_priv->alt_av, alt_av);
+	cm_id_priv->id.state = IB_CM_REQ_RCVD;
+	cm_format_req_event(work, cm_id_priv, &cm_id_priv->id);
+	cm_peer_count(work->port, CM_PEER_TURNED_PASSIVE_COUNTER);
+	trace_icm_peer_passive(&cm_id_priv->id);
+}
+
+/*
+ * We lost the arbitration: cancel our REQ and take over the peer REQ in
+ * @work on the same id.  On success the caller's reference to the id goes
+ * to the REQ event.  Returns 0 when the work was consumed.
+ */
+static int cm_peer_turn_passive(struct cm_work *work,
+				struct cm_id_private *cm_id_priv)
+{
+	struct cm_req_msg *req_msg =
+		(struct cm_req_msg *)work->mad_recv_wc->recv_buf.mad;
+	struct cm_av av = {}, alt_av = {};
+	int ret;
+
+	ret = cm_peer_req_av(work, &av, &alt_av);
+	if (ret)
+		goto out;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	/* still listed: our REQ is still waiting (cm_peer_find_peer()) */
+	ret = cm_peer_listed(cm_id_priv) ?
+		cm_peer_insert_remote(cm_id_priv, req_msg) : -EINVAL;
+	if (!ret)
+		cm_peer_unlist(cm_id_priv);
+	spin_unlock(&cm.lock);
+	if (ret) {
+		spin_unlock_irq(&cm_id_priv->lock);
+		goto out;
+	}
+	ib_cancel_mad(cm_id_priv->msg);
+	cm_peer_take_over(work, cm_id_priv, &av, &alt_av);
+	/*
+	 * Pairs with cm_process_work(): the handler may fail and have the id
+	 * destroyed right here, which waits for every reference.
+	 */
+	cm_queue_work_unlock(cm_id_priv, work);
+out:
+	if (ret)
+		cm_peer_unyield(cm_id_priv);
+	cm_destroy_av(&av);
+	cm_destroy_av(&alt_av);
+	return ret;
+}
+
+/* The peer id's key for a REQ along @param, with @match; under cm.lock. */
+static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
+			    const struct ib_cm_req_param *param,
+			    const void *match)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	u8 len = cm_id_priv->peer_node->peer_svc->index.match_len;
+	u8 lifetime;
+
+	wait->entry.key.local_gid = param->primary_path->sgid;
+	wait->entry.key.remote_gid = param->primary_path->dgid;
+	if (len)
+		memcpy(wait->match, match, len);
+	wait->entry.key.match = wait->match;
+	wait->ident.ca_guid = cm_id_priv->id.device->node_guid;
+	wait->ident.qpn = param->qp_num;
+	wait->sent = false;
+	lifetime = param->primary_path->packet_life_time;
+	wait->rtt = msecs_to_jiffies(2 * cm_convert_to_ms(lifetime));
+}
+
+/*
+ * ib_send_cm_peer_req() on an idle id: take over the other end's REQ if it
+ * is held, in one section with the remote tables (see cm_peer_match_req());
+ * else list the id, not matchable before its REQ is out (cm_peer_list()),
+ * unless the listener took a REQ of the key.  Returns the held REQ's work,
+ * NULL when none is held, or an ERR_PTR.
+ */
+static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
+					 const struct ib_cm_req_param *param,
+					 const void *match)
+{
+	struct cm_peer_svc *svc;
+	struct cm_work *work = NULL, *stale = NULL;
+	struct cm_timewait_info *tw;
+	struct cm_peer_held *held;
+	int ret;
+
+	tw = cm_create_timewait_info(cm_id_priv->id.local_id);
+	if (IS_ERR(tw))
+		return ERR_CAST(tw);
+
+	spin_lock_irq(&cm_id_priv->lock);
+	if (cm_id_priv->id.state != IB_CM_IDLE || cm_id_priv->timewait_info ||
+	    cm_peer_listed(cm_id_priv) || cm_id_priv->peer_listen) {
+		spin_unlock_irq(&cm_id_priv->lock);
+		kfree(tw);
+		return ERR_PTR(-EINVAL);
+	}
+	svc = cm_id_priv->peer_node->peer_svc;
+	spin_lock(&cm.lock);
+	cm_peer_set_key(cm_id_priv, param, match);
+	ret = cm_peer_taken(svc, &cm_id_priv->peer_wait->entry.key);
+	held = ret ? NULL : cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
+					  &cm_id_priv->peer_wait->entry.key);
+	if (ret) {
+		work = ERR_PTR(ret);
+	} else if (!held) {
+		cm_peer_add(&svc->index, CM_PEER_WAITING,
+			    &cm_id_priv->peer_wait->entry);
+	} else {
+		work = cm_peer_claimed_work(held);
+		cm_id_priv->timewait_info = tw;
+		tw = NULL;
+		if (cm_peer_insert_remote(cm_id_priv, (struct cm_req_msg *)
+					  work->mad_recv_wc->recv_buf.mad)) {
+			tw = cm_id_priv->timewait_info;
+			cm_id_priv->timewait_info = NULL;
+			stale = work;
+			work = NULL;
+		}
+	}
+	spin_unlock(&cm.lock);
+	spin_unlock_irq(&cm_id_priv->lock);
+	kfree(tw);
+	if (stale)
+		cm_free_work(stale);
+	return work;
+}
+
+/*
+ * Turn passive on the claimed REQ in @work.  The event is delivered from
+ * cm.wq: we are called by the ULP, maybe under its own locks.
+ */
+static int cm_peer_claimed_passive(struct cm_work *work,
+				   struct cm_id_private *cm_id_priv)
+{
+	struct cm_av av = {}, alt_av = {};
+	int ret;
+
+	ret = cm_peer_req_av(work, &av, &alt_av);
+	spin_lock_irq(&cm_id_priv->lock);
+	if (ret) {
+		cm_reset_to_idle(cm_id_priv);
+		cm_id_priv->id.remote_id = 0;
+		spin_unlock_irq(&cm_id_priv->lock);
+		cm_free_work(work);
+		goto out;
+	}
+	cm_peer_take_over(work, cm_id_priv, &av, &alt_av);
+	spin_unlock_irq(&cm_id_priv->lock);
+	work->local_id = cm_id_priv->id.local_id;
+	work->remote_id = cm_id_priv->id.remote_id;
+	/*
+	 * The hold's cm_work_handler() may still be returning on another CPU;
+	 * it no longer reads the work (cm_peer_req_held()).
+	 */
+	INIT_DELAYED_WORK(&work->work, cm_peer_deliver_handler);
+	queue_delayed_work(cm.wq, &work->work, 0);
+out:
+	cm_destroy_av(&av);
+	cm_destroy_av(&alt_av);
+	return ret;
+}
+
+/* A REQ reached the peer node @node; consumes the reference to @node. */
+int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
+{
+	struct cm_req_msg *req_msg =
+		(struct cm_req_msg *)work->mad_recv_wc->recv_buf.mad;
+	struct cm_port *port = work->port;
+	struct cm_peer_held *held = NULL;
+	struct cm_id_private *cm_id_priv;
+	struct cm_peer_req req;
+	int role = CM_PEER_ACTIVE, ret = 0;
+	bool dup;
+
+	cm_peer_parse_req(req_msg, &req);
+	cm_id_priv = cm_peer_match_req(work, node, &req, NULL, &dup, &role,
+				       &ret);
+	if (!cm_id_priv) {
+		/* a sender that never resends would time out while held */
+		if (!IBA_GET(CM_REQ_MAX_CM_RETRIES, req_msg))
+			cm_peer_send_mra(work, req.age_ms);
+		held = kzalloc(sizeof(*held), GFP_KERNEL);
+		if (!held)
+			ret = -ENOMEM;
+		else
+			cm_id_priv = cm_peer_match_req(work, node, &req, held,
+						       &dup, &role, &ret);
+		if (!cm_id_priv) {
+			if (ret)
+				kfree(held);
+			cm_deref_id(node);
+			return cm_peer_req_held(port, work, req.age_ms, ret);
+		}
+		kfree(held);
+	}
+	cm_deref_id(node);
+	if (dup) {
+		/* A retransmission of a REQ we took over, as in cm_match_req(). */
+		cm_dup_req_handler(work, cm_id_priv);
+		ret = -EINVAL;
+	} else if (role == CM_PEER_PASSIVE) {
+		cm_peer_count(port, CM_PEER_MATCHED_COUNTER);
+		/* on success our reference went to the REQ event */
+		ret = cm_peer_turn_passive(work, cm_id_priv);
+		if (!ret)
+			return 0;
+	} else {
+		/*
+		 * Active, decided under cm.lock while our REQ was waiting: the
+		 * other end turns passive and answers it.
+		 */
+		cm_peer_count(port, CM_PEER_MATCHED_COUNTER);
+		cm_peer_count(port, CM_PEER_STAYED_ACTIVE_COUNTER);
+		trace_icm_peer_active(&cm_id_priv->id);
+		cm_peer_resend_now(cm_id_priv);
+		ret = -EINVAL;
+	}
+	cm_deref_id(cm_id_priv);
+	return ret;
+}
+
+/**
+ * ib_cm_peer_bind - Make a cm_id a peer of a service ID
+ * @cm_id: Connection identifier, idle.
+ * @service_id: This end's service ID: the one the other end's peer REQ is
+ *   sent to, in network byte order.
+ * @match_len: How many bytes of an inbound REQ's private data identify the
+ *   connection, besides the two port GIDs; 0 to 92.  The same for every
+ *   peer of @service_id on the device.
+ *
+ * A REQ for @service_id on the cm_id's device is then matched with the
+ * peer ids bound to it by ib_send_cm_peer_req()'s key; ib_cm_listen() on it
+ * fails.  Several ids may bind the same service ID; their keys tell them
+ * apart.  A REQ that no peer id waits for is held until
+ * ib_send_cm_peer_req() claims it or its sender would have given up (its
+ * response timeout and retries), answered with an MRA when resent (at once
+ * if never); with ib_cm_insert_peer_listen() it goes to the listener
+ * instead.  ib_destroy_cm_id() releases the bind.  Binding again with the
+ * same arguments is a no-op.
+ *
+ * Context: Process context; may sleep.
+ * Return: 0; -EADDRINUSE when a listener owns @service_id on the device;
+ * -EINVAL when the cm_id is not idle or is bound otherwise, when
+ * @service_id is in the range the CM assigns, when @match_len is too long
+ * or differs from the other peers' of @service_id; -EOPNOTSUPP when the
+ * device has no IB CM port or peer-to-peer support is not built; -ENOMEM.
+ */
+int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	struct cm_id_private *node;
+	struct cm_peer_wait *wait;
+	struct cm_device *cm_dev;
+	int ret = 0;
+
+	might_sleep();
+	if (!IS_ENABLED(CONFIG_INFINIBAND_CM_PEER))
+		return -EOPNOTSUPP;
+	if ((service_id & IB_SERVICE_ID_AGN_MASK) == IB_CM_ASSIGN_SERVICE_ID ||
+	    match_len > CM_PEER_MATCH_MAX)
+		return -EINVAL;
+	node = READ_ONCE(cm_id_priv->peer_node);
+	if (node)
+		return node->id.service_id == service_id &&
+		       node->peer_svc->index.match_len == match_len ? 0 :
+								      -EINVAL;
+	cm_dev = ib_get_client_data(cm_id->device, &cm_client);
+	if (!cm_dev)
+		return -EOPNOTSUPP;
+	wait = kzalloc(struct_size(wait, match, match_len), GFP_KERNEL);
+	if (!wait)
+		return -ENOMEM;
+	RB_CLEAR_NODE(&wait->entry.node);
+	wait->cm_id_priv = cm_id_priv;
+	INIT_DELAYED_WORK(&wait->resend, cm_peer_resend_handler);
+	INIT_LIST_HEAD(&wait->window);
+	node = cm_peer_node_get(cm_dev, service_id, match_len);
+	if (IS_ERR(node)) {
+		kfree(wait);
+		return PTR_ERR(node);
+	}
+	spin_lock_irq(&cm_id_priv->lock);
+	if (cm_id->state != IB_CM_IDLE || cm_id_priv->peer_node) {
+		ret = -EINVAL;
+	} else {
+		spin_lock(&cm.lock);
+		cm_id_priv->peer_wait = wait;
+		cm_id_priv->peer_node = node;
+		spin_unlock(&cm.lock);
+		cm_id->service_id = service_id;
+	}
+	spin_unlock_irq(&cm_id_priv->lock);
+	if (ret) {
+		ib_destroy_cm_id(&node->id);
+		kfree(wait);
+	}
+	return ret;
+}
+
+/*
+ * Our REQ is out: matchable from now on, and kept for cm_peer_persist(),
+ * with the budget the ULP gave it (its timeout and retries).
+ */
+void cm_peer_keep_req(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	wait->sent = true;
+	memcpy(&wait->req, cm_id_priv->msg->mad, sizeof(wait->req));
+	wait->deadline = jiffies +
+		msecs_to_jiffies(cm_id_priv->timeout_ms *
+				 (cm_id_priv->max_cm_retries + 1));
+	wait->resends = 0;
+}
+
+/*
+ * A REJ(invalid service ID) of our peer REQ: the other end has not bound
+ * its service ID yet.  Within the REQ's budget, send the REQ again after a
+ * backoff instead of reporting it; the id stays matchable meanwhile.
+ * Returns true when the REJ was taken so.
+ */
+bool cm_peer_persist(struct cm_id_private *cm_id_priv,
+		     const struct cm_rej_msg *rej_msg)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	unsigned long delay;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	if (!cm_peer_listed(cm_id_priv) || !wait->sent ||
+	    IBA_GET(CM_REJ_REASON, rej_msg) != IB_CM_REJ_INVALID_SERVICE_ID ||
+	    !time_before(jiffies, wait->deadline))
+		return false;
+	ib_cancel_mad(cm_id_priv->msg);
+	cm_peer_window_leave(cm_id_priv);
+	delay = min3(msecs_to_jiffies(CM_PEER_RESEND_MS << min(wait->resends, 4U)),
+		     msecs_to_jiffies(CM_PEER_RESEND_MAX_MS),
+		     wait->deadline - jiffies);
+	if (queue_delayed_work(cm.wq, &wait->resend, delay))
+		refcount_inc(&cm_id_priv->refcount);
+	return true;
+}
+
+/*
+ * The REQ could not be sent again: report it as failed, as
+ * cm_process_send_error() does, dropping the work's reference first.
+ */
+void cm_peer_resend_failed(struct cm_id_private *cm_id_priv)
+	__releases(&cm_id_priv->lock)
+{
+	struct ib_cm_event event = { .event = IB_CM_REQ_ERROR };
+	int ret;
+
+	cm_reset_to_idle(cm_id_priv);
+	spin_unlock_irq(&cm_id_priv->lock);
+	ret = cm_id_priv->id.cm_handler(&cm_id_priv->id, &event);
+	cm_deref_id(cm_id_priv);
+	if (ret)
+		ib_destroy_cm_id(&cm_id_priv->id);
+}
+
+static void cm_peer_resend_handler(struct work_struct *_work)
+{
+	struct cm_peer_wait *wait = container_of(to_delayed_work(_work),
+						 struct cm_peer_wait, resend);
+	struct cm_id_private *cm_id_priv = wait->cm_id_priv;
+	struct ib_mad_send_buf *msg;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	if ((cm_id_priv->id.state != IB_CM_REQ_SENT &&
+	     cm_id_priv->id.state != IB_CM_MRA_REQ_RCVD) ||
+	    !cm_peer_listed(cm_id_priv))
+		goto out;
+	msg = cm_alloc_priv_msg(cm_id_priv);
+	if (IS_ERR(msg)) {
+		cm_peer_resend_failed(cm_id_priv);
+		return;
+	}
+	memcpy(msg->mad, &wait->req, sizeof(wait->req));
+	msg->timeout_ms = cm_id_priv->timeout_ms;
+	msg->context[1] = (void *)(unsigned long)IB_CM_REQ_SENT;
+	if (ib_post_send_mad(msg, NULL)) {
+		cm_free_priv_msg(msg);
+		cm_peer_resend_failed(cm_id_priv);
+		return;
+	}
+	wait->resends++;
+	cm_peer_count(cm_id_priv->av.port, CM_PEER_RESENT_COUNTER);
+out:
+	spin_unlock_irq(&cm_id_priv->lock);
+	cm_deref_id(cm_id_priv);
+}
+
+/* We stay active while our REQ waits for its resend: send it now. */
+static void cm_peer_resend_now(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+
+	/* a pending work's reference is ours once cancelled */
+	if (wait && cancel_delayed_work(&wait->resend) &&
+	    !queue_delayed_work(cm.wq, &wait->resend, 0))
+		cm_deref_id(cm_id_priv);
+}
+
+/*
+ * After our REQ went out: make the listed id matchable, unless the REQ
+ * already failed or was answered.  A peer REQ held meanwhile (the id was
+ * listed but not matchable) is claimed here under cm.lock like the hold
+ * and goes through the matching again; its work is returned.
+ */
+static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_svc *svc = cm_id_priv->peer_node->peer_svc;
+	struct cm_peer_held *held = NULL;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	if (cm_peer_listed(cm_id_priv) &&
+	    (cm_id_priv->id.state == IB_CM_REQ_SENT ||
+	     cm_id_priv->id.state == IB_CM_MRA_REQ_RCVD)) {
+		if (!cm_id_priv->peer_wait->deferred)
+			cm_peer_keep_req(cm_id_priv);
+		held = cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
+				     &cm_id_priv->peer_wait->entry.key);
+	} else {
+		cm_peer_unlist(cm_id_priv);
+	}
+	spin_unlock(&cm.lock);
+	spin_unlock_irq(&cm_id_priv->lock);
+	return held ? cm_peer_claimed_work(held) : NULL;
+}
+
+/**
+ * ib_send_cm_peer_req - Send a peer-to-peer connection request
+ * @cm_id: Connection identifier, idle.  Bound here with ib_cm_peer_bind()
+ *   to @param->service_id, with no match bytes, unless bound before.
+ * @param: As for ib_send_cm_req(); @param->service_id is the other end's
+ *   service ID.
+ * @match: What the other end's REQ carries at the start of its private
+ *   data, as many bytes as the bind's match_len; may be NULL when that is 0.
+ *
+ * Like ib_send_cm_req(), except that the other end sends a REQ to this one
+ * at about the same time and exactly one connection results.  The other
+ * end's REQ is recognised by its service ID (this end's), its source and
+ * destination port GIDs (@param's primary path, reversed) and @match.
+ * When the REQs cross, the CM compares them: on the end that stays active
+ * nothing changes, its REQ is answered with a REP.  The end that turns
+ * passive drops its own REQ and gets IB_CM_REQ_RECEIVED on this same
+ * @cm_id, with listen_id set to @cm_id; it answers with ib_send_cm_rep()
+ * (or rejects) as a passive side does.  When the other end's REQ was
+ * already held, no REQ is sent and this end turns passive at once; the
+ * event is then delivered from the CM's workqueue, never from within this
+ * call.  A REJ with IB_CM_REJ_INVALID_SERVICE_ID (nothing bound there yet)
+ * is not reported while @param's budget lasts, its response timeout times
+ * max_cm_retries + 1: the REQ is sent again after a backoff.  A port has
+ * at most 64 peer REQs out unanswered (CM_PEER_WINDOW); past that the REQ
+ * waits, as if in flight, until the window opens, and a REQ of the other
+ * end that comes meanwhile makes this end passive at once.
+ *
+ * Context: Process context; may sleep (unlike ib_send_cm_req()).
+ * Return: 0 or a negative errno, as ib_send_cm_req() and ib_cm_peer_bind();
+ * -EALREADY when a REQ with this key is at the service ID's listener,
+ * unanswered (ib_cm_insert_peer_listen()), -EISCONN when it was answered
+ * and its connection lasts.
+ */
+int ib_send_cm_peer_req(struct ib_cm_id *cm_id,
+			struct ib_cm_req_param *param, const void *match)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	struct cm_work *work;
+	int ret;
+
+	might_sleep();
+	if (!param->primary_path)
+		return -EINVAL;
+	if (!cm_id_priv->peer_node) {
+		ret = ib_cm_peer_bind(cm_id, param->service_id, 0);
+		if (ret)
+			return ret;
+	}
+	if (!match && cm_id_priv->peer_node->peer_svc->index.match_len)
+		return -EINVAL;
+
+	work = cm_peer_claim_req(cm_id_priv, param, match);
+	if (IS_ERR(work))
+		return PTR_ERR(work);
+	if (work)
+		return cm_peer_claimed_passive(work, cm_id_priv);
+
+	ret = ib_send_cm_req(cm_id, param);
+	work = cm_peer_list(cm_id_priv);
+	if (work)
+		queue_delayed_work(cm.wq, &work->work, 0);
+	return ret;
+}
+
+#if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
+/* KUnit only: bounds of @device's held REQs, its window; 0s: defaults. */
+int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
+			unsigned int max_held_svc, unsigned int max_age_ms,
+			unsigned int window)
+{
+	struct cm_device *cm_dev = ib_get_client_data(device, &cm_client);
+
+	if (!cm_dev)
+		return -ENODEV;
+	spin_lock_irq(&cm.lock);
+	cm_peer_queue_limits(&cm_dev->peer_held, max_held, max_held_svc,
+			     max_age_ms);
+	cm_dev->peer_window = window ?: CM_PEER_WINDOW;
+	spin_unlock_irq(&cm.lock);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_limits);
+#endif
+
+/*
+ * Peer-to-peer: a passive end in user space was told ESTABLISHED when its
+ * REP went (librdmacm completes its connect as an active one's).  If it
+ * disconnects before the RTU came, the other end is established: stop
+ * the REP and send DREQ as from ESTABLISHED, not the REJ of a destroy.
+ */
+void cm_peer_establish(struct cm_id_private *cm_id_priv)
+{
+	lockdep_assert_held(&cm_id_priv->lock);
+
+	if (!cm_id_priv->peer_node ||
+	    (cm_id_priv->id.state != IB_CM_REP_SENT &&
+	     cm_id_priv->id.state != IB_CM_MRA_REP_RCVD))
+		return;
+	ib_cancel_mad(cm_id_priv->msg);
+	cm_id_priv->id.state = IB_CM_ESTABLISHED;
+}
+
+/*
+ * A REJ that matches no cm_id: it may come from the sender of a held peer
+ * REQ that gave up (its cm_id was destroyed while we held the REQ).  Take
+ * the REQ out, so that our peer does not claim it and answer a dead end;
+ * if none is held, keep the REJ for a moment (cm_peer_rej_first()).
+ * Returns true when the REJ's work was kept.
+ */
+bool cm_peer_rej_held(struct cm_work *work, struct cm_rej_msg *rej_msg)
+{
+	struct cm_device *cm_dev = work->port->cm_dev;
+	struct cm_peer_held *held;
+	struct cm_peer_rej *rej;
+	LIST_HEAD(dead);
+
+	if (!IS_ENABLED(CONFIG_INFINIBAND_CM_PEER) ||
+	    !atomic_read(&cm_dev->peer_nodes))
+		return false;
+	rej = kmalloc(sizeof(*rej), GFP_KERNEL);
+	spin_lock_irq(&cm.lock);
+	held = cm_peer_withdraw(&cm_dev->peer_held,
+				cpu_to_be32(IBA_GET(CM_REJ_LOCAL_COMM_ID,
+						    rej_msg)),
+				cm_peer_sender_matches, work);
+	if (!held && rej) {
+		cm_peer_rej_trim(cm_dev, CM_PEER_MAX_REJS - 1, &dead);
+		rej->work = work;
+		rej->expires = jiffies + CM_PEER_REJ_TTL;
+		list_add_tail(&rej->list, &cm_dev->peer_rejs);
+		cm_dev->peer_nr_rejs++;
+		work = NULL;
+		rej = NULL;
+	}
+	spin_unlock_irq(&cm.lock);
+	kfree(rej);
+	cm_peer_rej_list_free(&dead);
+	if (held)
+		cm_peer_free_held(held);
+	return !work;
+}

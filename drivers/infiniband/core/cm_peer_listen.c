@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Peer-to-peer connection establishment for the IB CM:
+ * the listener of a peer service ID.
+ */
+
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
+#include "cm_priv.h"
+#include "core_priv.h"
+
+/*
+ * On demand: a peer service ID with a listener.  A REQ no local peer id
+ * of its key waits for, listed or held for, is the listener's, as in
+ * client/server.  Its id keeps the key in the index while the connection
+ * lasts: a peer connect of the same key is refused (cm_peer_taken()), so
+ * that a pair never gets two connections.  The entry is allocated before
+ * cm.lock is taken, on devices with peer service IDs.
+ */
+void cm_peer_pending_alloc(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_pending *pend;
+
+	pend = kzalloc(sizeof(*pend), GFP_KERNEL);
+	if (!pend)
+		return;		/* the REQ is held, as without a listener */
+	RB_CLEAR_NODE(&pend->entry.node);
+	pend->cm_id_priv = cm_id_priv;
+	cm_id_priv->peer_pending = pend;
+}
+
+bool cm_peer_pending(struct cm_id_private *cm_id_priv)
+{
+	return cm_id_priv->peer_pending && cm_id_priv->peer_pending->node;
+}
+
+/*
+ * Called by cm_match_req() for a peer service ID's REQ, with the node
+ * found (referenced), under cm.lock.  Returns the listener, referenced,
+ * that the REQ goes to, or NULL for the peer path.  The REQ is delivered
+ * with the listener's id as listen_id, so that ib_destroy_cm_id() of the
+ * listener waits for it, as for any listener.
+ */
+struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
+					     struct cm_id_private *cm_id_priv,
+					     struct cm_req_msg *req_msg)
+{
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+	struct cm_peer_svc *svc = node->peer_svc;
+	struct cm_id_private *listener;
+	struct cm_peer_req req;
+
+	lockdep_assert_held(&cm.lock);
+	listener = list_first_entry_or_null(&svc->listeners,
+					    struct cm_id_private,
+					    peer_listen_item);
+	if (!pend || !listener)
+		return NULL;
+	cm_peer_parse_req(req_msg, &req);
+	if (cm_peer_first(&svc->index, CM_PEER_WAITING, &req.key) ||
+	    cm_peer_first(&svc->index, CM_PEER_HELD, &req.key))
+		return NULL;
+	pend->entry.key = req.key;
+	memcpy(pend->match, req.key.match, svc->index.match_len);
+	pend->entry.key.match = pend->match;
+	cm_peer_add(&svc->index, CM_PEER_PENDING, &pend->entry);
+	/* the lookup's reference to the node becomes the new id's share */
+	node->listen_sharecount++;
+	pend->node = node;
+	refcount_inc(&listener->refcount);
+	return listener;
+}
+
+/*
+ * A connection of @key that the listener took: -EALREADY while its REQ is
+ * unanswered, -EISCONN after; 0 when there is none.  Under cm.lock.
+ */
+int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key)
+{
+	struct cm_peer_entry *entry;
+	struct cm_peer_pending *pend;
+
+	lockdep_assert_held(&cm.lock);
+	entry = cm_peer_first(&svc->index, CM_PEER_PENDING, key);
+	if (!entry)
+		return 0;
+	pend = container_of(entry, struct cm_peer_pending, entry);
+	switch (READ_ONCE(pend->cm_id_priv->id.state)) {
+	case IB_CM_REQ_RCVD:
+	case IB_CM_MRA_REQ_SENT:
+		return -EALREADY;
+	default:
+		return -EISCONN;
+	}
+}
+
+/**
+ * ib_cm_insert_peer_listen - Listen on a peer service ID (on demand)
+ * @device: Device the listener is on.
+ * @cm_handler: Called with IB_CM_REQ_RECEIVED on a new cm_id, listen_id
+ *   the returned cm_id, as for ib_cm_insert_listen(); every listener of
+ *   @service_id uses the same.
+ * @service_id: The service ID, in network byte order, peer ids may bind.
+ * @match_len: As for ib_cm_peer_bind().
+ *
+ * Like ib_cm_insert_listen(), for a service ID that peer ids bound with
+ * ib_cm_peer_bind() share: a REQ that no peer id of the REQ's key waits
+ * for (see ib_send_cm_peer_req()), and that is not held for one, goes to
+ * @cm_handler as in client/server.  While that connection lasts,
+ * ib_send_cm_peer_req() with the same key fails, so that a pair never
+ * gets two.  Without a listener such REQs are held for a peer id.
+ * ib_destroy_cm_id() of the returned cm_id stops listening; it waits for
+ * the REQ events being delivered through it.
+ *
+ * Context: Process context; may sleep.
+ * Return: The listener's cm_id or an ERR_PTR: -EBUSY when a listener with
+ * another handler is there; as ib_cm_peer_bind() otherwise.
+ */
+struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,
+					  ib_cm_handler cm_handler,
+					  __be64 service_id, u8 match_len)
+{
+	struct cm_id_private *cm_id_priv, *first;
+	struct cm_peer_svc *svc;
+	struct ib_cm_id *cm_id;
+	int ret;
+
+	cm_id = ib_create_cm_id(device, cm_handler, NULL);
+	if (IS_ERR(cm_id))
+		return cm_id;
+	ret = ib_cm_peer_bind(cm_id, service_id, match_len);
+	if (ret)
+		goto err;
+	cm_id_priv = container_of(cm_id, struct cm_id_private, id);
+	svc = cm_id_priv->peer_node->peer_svc;
+	spin_lock_irq(&cm.lock);
+	first = list_first_entry_or_null(&svc->listeners,
+					 struct cm_id_private, peer_listen_item);
+	if (first && first->id.cm_handler != cm_handler) {
+		ret = -EBUSY;
+	} else {
+		list_add_tail(&cm_id_priv->peer_listen_item, &svc->listeners);
+		cm_id_priv->peer_listen = true;
+	}
+	spin_unlock_irq(&cm.lock);
+	if (ret)
+		goto err;
+	return cm_id;
+err:
+	ib_destroy_cm_id(cm_id);
+	return ERR_PTR(ret);
+}

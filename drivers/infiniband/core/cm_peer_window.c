@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Peer-to-peer connection establishment for the IB CM:
+ * the window of peer REQs per port.
+ */
+
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
+#include "cm_priv.h"
+#include "core_priv.h"
+
+static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv);
+
+/* Our peer REQ is deferred, never sent (cm_peer_post_req()). */
+bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
+{
+	lockdep_assert_held(&cm_id_priv->lock);
+	return cm_id_priv->peer_wait && cm_id_priv->peer_wait->deferred;
+}
+
+/* Post the deferred REQs of @port now; under cm.lock. */
+static void cm_peer_kick(struct cm_port *port)
+{
+	lockdep_assert_held(&cm.lock);
+	if (!list_empty(&port->peer_deferred) && !port->cm_dev->going_down)
+		mod_delayed_work(cm.wq, &port->peer_send, 0);
+}
+
+/* Is there room for one more REQ out?  Drops those out for a round trip. */
+static bool cm_peer_window_open(struct cm_port *port)
+{
+	struct cm_peer_wait *wait, *tmp;
+
+	lockdep_assert_held(&cm.lock);
+	if (port->peer_nr_out < port->cm_dev->peer_window)
+		return true;
+	list_for_each_entry_safe(wait, tmp, &port->peer_out, window) {
+		if (time_before(jiffies, wait->out_until))
+			continue;
+		list_del_init(&wait->window);
+		port->peer_nr_out--;
+	}
+	return port->peer_nr_out < port->cm_dev->peer_window;
+}
+
+static void cm_peer_window_add(struct cm_peer_wait *wait)
+{
+	lockdep_assert_held(&cm.lock);
+	wait->out_until = jiffies + wait->rtt;
+	list_add_tail(&wait->window, &wait->port->peer_out);
+	wait->port->peer_nr_out++;
+}
+
+/*
+ * Our REQ leaves the window or its queue: answered, failed or given up.
+ * A REQ never posted is freed here, as nothing else completes it.
+ */
+void cm_peer_window_del(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+
+	lockdep_assert_held(&cm.lock);
+	if (wait->deferred) {
+		wait->deferred = false;
+		cm_free_priv_msg(cm_id_priv->msg);
+	} else if (!list_empty(&wait->window)) {
+		wait->port->peer_nr_out--;
+		cm_peer_kick(wait->port);
+	}
+	list_del_init(&wait->window);
+}
+
+/* The other end's CM answered our REQ (MRA, REJ): it leaves the window. */
+void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
+{
+	lockdep_assert_held(&cm_id_priv->lock);
+	if (!cm_id_priv->peer_wait || cm_id_priv->peer_wait->deferred)
+		return;
+	spin_lock(&cm.lock);
+	cm_peer_window_del(cm_id_priv);
+	spin_unlock(&cm.lock);
+}
+
+/*
+ * Post our peer REQ, from ib_send_cm_req() under cm_id_priv->lock, or
+ * queue it while the window of its port is full.  Not listed (no
+ * ib_send_cm_peer_req()): posted as any REQ.
+ */
+int cm_peer_post_req(struct cm_id_private *cm_id_priv,
+		     struct ib_mad_send_buf *msg)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	struct cm_port *port = cm_id_priv->av.port;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	if (cm_peer_listed(cm_id_priv)) {
+		wait->port = port;
+		/* going down: posted, the MAD agent's end fails it */
+		if (!port->cm_dev->going_down &&
+		    (!list_empty(&port->peer_deferred) ||
+		     !cm_peer_window_open(port))) {
+			wait->deferred = true;
+			list_add_tail(&wait->window, &port->peer_deferred);
+			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
+			/* it reschedules itself for the first round trip out */
+			cm_peer_kick(port);
+			spin_unlock(&cm.lock);
+			return 0;
+		}
+		cm_peer_window_add(wait);
+	}
+	spin_unlock(&cm.lock);
+	return ib_post_send_mad(msg, NULL);
+}
+
+/* The REQ we gave way to was refused: ours waits again, first in line. */
+void cm_peer_unyield(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	bool post = false;
+
+	spin_lock_irq(&cm.lock);
+	if (wait && wait->deferred && list_empty(&wait->window)) {
+		list_add(&wait->window, &wait->port->peer_deferred);
+		cm_peer_kick(wait->port);
+		/* going down: nothing kicks the port any more */
+		post = wait->port->cm_dev->going_down;
+	}
+	spin_unlock_irq(&cm.lock);
+	if (post) {
+		refcount_inc(&cm_id_priv->refcount);
+		cm_peer_send_deferred(cm_id_priv);
+	}
+}
+
+/* The first REQ waiting for @port's window, referenced, if there is room. */
+static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
+						   bool all)
+{
+	struct cm_id_private *cm_id_priv = NULL;
+	struct cm_peer_wait *wait, *out;
+	unsigned long next;
+
+	spin_lock_irq(&cm.lock);
+	wait = list_first_entry_or_null(&port->peer_deferred,
+					struct cm_peer_wait, window);
+	if (wait && (all || cm_peer_window_open(port))) {
+		cm_id_priv = wait->cm_id_priv;
+		refcount_inc(&cm_id_priv->refcount);
+	} else if (wait && !port->cm_dev->going_down) {
+		/* full: again when the first REQ out has had its round trip */
+		next = jiffies + MAX_JIFFY_OFFSET;
+		list_for_each_entry(out, &port->peer_out, window)
+			if (time_before(out->out_until, next))
+				next = out->out_until;
+		queue_delayed_work(cm.wq, &port->peer_send,
+				   time_after(next, jiffies) ? next - jiffies : 0);
+	}
+	spin_unlock_irq(&cm.lock);
+	return cm_id_priv;
+}
+
+/* Post @cm_id_priv's REQ if it still waits; drops the caller's reference. */
+static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	bool post;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	/* not given way meanwhile (off the list), nor ended (not deferred) */
+	post = wait->deferred && !list_empty(&wait->window);
+	if (post) {
+		list_del(&wait->window);
+		wait->deferred = false;
+		cm_peer_window_add(wait);
+		cm_peer_keep_req(cm_id_priv);
+	}
+	spin_unlock(&cm.lock);
+	if (post && ib_post_send_mad(cm_id_priv->msg, NULL)) {
+		cm_free_priv_msg(cm_id_priv->msg);
+		cm_peer_resend_failed(cm_id_priv);
+		return;
+	}
+	spin_unlock_irq(&cm_id_priv->lock);
+	cm_deref_id(cm_id_priv);
+}
+
+void cm_peer_send_handler(struct work_struct *_work)
+{
+	struct cm_port *port = container_of(to_delayed_work(_work),
+					    struct cm_port, peer_send);
+	struct cm_id_private *cm_id_priv;
+
+	while ((cm_id_priv = cm_peer_next_deferred(port, false)))
+		cm_peer_send_deferred(cm_id_priv);
+}
+
+/*
+ * The device goes: post every deferred REQ, window or not.  Unregistering
+ * the MAD agent then fails them as it fails the REQs already out.
+ */
+void cm_peer_send_all(struct cm_device *cm_dev)
+{
+	struct cm_id_private *cm_id_priv;
+	struct cm_port *port;
+	u32 i;
+
+	rdma_for_each_port(cm_dev->ib_device, i) {
+		port = cm_dev->port[i - 1];
+		if (!port)
+			continue;
+		cancel_delayed_work_sync(&port->peer_send);
+		while ((cm_id_priv = cm_peer_next_deferred(port, true)))
+			cm_peer_send_deferred(cm_id_priv);
+	}
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Peer-to-peer connection establishment for the RDMA CM: both ends
+ * rdma_connect(), the IB CM makes one connection of their two REQs.
+ */
+
+#include <linux/slab.h>
+#include <rdma/rdma_cm.h>
+#include <rdma/ib_cm.h>
+
+#include "core_priv.h"
+#include "cma_priv.h"
+#include "cma_trace.h"
+
+/*
+ * Peer-to-peer: the peer's REQ turned our connecting id passive (see
+ * ib_send_cm_peer_req()).  With a kernel QP, answer with a REP built from
+ * what rdma_connect() was given; RTU then brings ESTABLISHED, carrying the
+ * peer's private data.  Unlike cma_ib_req_handler() there is no new id to
+ * set up: addresses and device are the id's own, and ib_cm took the
+ * REQ's paths for the QP attributes (rdma_init_qp_attr()).  Without one
+ * (user space), report CONNECT_RESPONSE: librdmacm moves the QP to RTR and RTS and calls
+ * rdma_accept(), which sends the REP, exactly as it completes an active
+ * connect; it reports ESTABLISHED to the application then.  Returns 0 when
+ * @event is to be reported.
+ */
+int cma_peer_passive(struct rdma_id_private *id_priv,
+		     const struct ib_cm_event *ib_event,
+		     struct rdma_cm_event *event)
+{
+	int offset = cma_user_data_offset(id_priv);
+	int ret;
+
+	if (!id_priv->peer || id_priv->peer_passive) {
+		pr_err("RDMA CMA: unexpected IB CM event: %d\n",
+		       ib_event->event);
+		return -EINVAL;
+	}
+	id_priv->peer_passive = 1;
+	if (!id_priv->id.qp) {
+		trace_cm_send_mra(id_priv);
+		ib_send_cm_mra(id_priv->cm_id.ib, CMA_CM_MRA_SETTING, NULL, 0);
+		event->event = RDMA_CM_EVENT_CONNECT_RESPONSE;
+		cma_set_req_event_data(event, &ib_event->param.req_rcvd,
+				       ib_event->private_data, offset);
+		return 0;
+	}
+
+	/*
+	 * A listener's ULP decides on the REQ's ECE (rdma_accept_ece()); ours
+	 * sees no request: the REP carries ECE only if both REQs had the same.
+	 */
+	if (memcmp(&id_priv->ece, &ib_event->param.req_rcvd.ece,
+		   sizeof(id_priv->ece)))
+		memset(&id_priv->ece, 0, sizeof(id_priv->ece));
+	id_priv->peer_req_data = kmemdup(ib_event->private_data + offset,
+					 IB_CM_REQ_PRIVATE_DATA_SIZE - offset,
+					 GFP_KERNEL);
+	ret = id_priv->peer_req_data ? cma_accept_ib(id_priv,
+						     &id_priv->peer_param) :
+				      -ENOMEM;
+	if (!ret)
+		return -EINPROGRESS;
+	cma_modify_qp_err(id_priv);
+	ib_send_cm_rej(id_priv->cm_id.ib, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
+		       NULL, 0);
+	event->event = RDMA_CM_EVENT_CONNECT_ERROR;
+	event->status = ret;
+	return 0;
+}
+
+/* Keep what rdma_connect() was given: the passive end's REP uses it. */
+static int cma_peer_save_param(struct rdma_id_private *id_priv,
+			       const struct rdma_conn_param *conn_param)
+{
+	void *data = NULL;
+
+	if (conn_param->private_data_len) {
+		data = kmemdup(conn_param->private_data,
+			       conn_param->private_data_len, GFP_KERNEL);
+		if (!data)
+			return -ENOMEM;
+	}
+	kfree(id_priv->peer_data);
+	id_priv->peer_data = data;
+	id_priv->peer_param = *conn_param;
+	id_priv->peer_param.private_data = data;
+	return 0;
+}
+
+/* The peer model needs the IB CM: not on iWARP devices. */
+static bool cma_peer_unsupported(struct rdma_id_private *id_priv)
+{
+	return id_priv->id.device &&
+	       !rdma_cap_ib_cm(id_priv->id.device, id_priv->id.port_num);
+}
+
+/*
+ * Bind the service ID of our own port as peer on the device as soon as the
+ * device and port are known, so that a peer REQ that arrives before our
+ * rdma_connect() is held for it; and once the remote address is known
+ * (@dst), claim the 4-tuple.  The REQ we send goes to the service ID of
+ * the remote port.  Called under handler_mutex.
+ */
+int cma_peer_bind(struct rdma_id_private *id_priv, bool dst)
+{
+	struct ib_cm_id *id;
+	int ret = 0;
+
+	if (!id_priv->peer || !id_priv->id.device ||
+	    cma_peer_unsupported(id_priv))
+		return 0;
+	if (dst) {
+		ret = cma_peer_claim_tuple(id_priv);
+		if (ret)
+			return ret;
+	}
+	if (id_priv->cm_id.ib)
+		return 0;
+	id = ib_create_cm_id(id_priv->id.device, cma_ib_handler, id_priv);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto err;
+	}
+	ret = ib_cm_peer_bind(id, rdma_get_service_id(&id_priv->id,
+						      cma_src_addr(id_priv)),
+			      cma_user_data_offset(id_priv));
+	if (ret) {
+		ib_destroy_cm_id(id);
+		goto err;
+	}
+	id_priv->cm_id.ib = id;
+	return 0;
+err:
+	cma_peer_release_tuple(id_priv);
+	return ret;
+}
+
+/* Undo cma_peer_bind(), under handler_mutex. */
+static void cma_peer_unbind(struct rdma_id_private *id_priv)
+{
+	if (id_priv->cm_id.ib) {
+		ib_destroy_cm_id(id_priv->cm_id.ib);
+		id_priv->cm_id.ib = NULL;
+	}
+	cma_peer_release_tuple(id_priv);
+}
+
+/*
+ * rdma_listen() with the option set (on demand): the listener takes the
+ * REQs to its port that no peer id waits for.  It shares its port with
+ * the peer ids that connect from it, and only with them: unlike other
+ * listeners it stays reusable for them.  The early peer bind is dropped,
+ * the listener binds the service ID instead (ib_cm_insert_peer_listen()).
+ */
+int cma_peer_listen(struct rdma_id_private *id_priv)
+{
+	if (cma_peer_unsupported(id_priv))
+		return -EOPNOTSUPP;
+	if (id_priv->internal_id)
+		return 0;	/* a device's part of a listener, under lock */
+	mutex_lock(&id_priv->handler_mutex);
+	cma_peer_unbind(id_priv);
+	mutex_unlock(&id_priv->handler_mutex);
+	if (!id_priv->reuseaddr)
+		return 0;
+	return cma_peer_listen_port(id_priv);
+}
+
+/* The cm_id of rdma_connect(): the id's peer bind, made at latest here. */
+struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
+				const struct rdma_conn_param *conn_param)
+{
+	int ret;
+
+	ret = cma_peer_save_param(id_priv, conn_param);
+	if (!ret)
+		ret = cma_peer_bind(id_priv, true);
+	return ret ? ERR_PTR(ret) : id_priv->cm_id.ib;
+}
+
+/* RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP. */
+bool cma_peer_established(struct rdma_id_private *id_priv,
+			  struct rdma_cm_event *event)
+{
+	/* user space was told when it accepted, see cma_peer_passive() */
+	if (!id_priv->id.qp)
+		return true;
+	event->param.conn.private_data = id_priv->peer_req_data;
+	event->param.conn.private_data_len =
+		IB_CM_REQ_PRIVATE_DATA_SIZE - cma_user_data_offset(id_priv);
+	return false;
+}
+
+/**
+ * rdma_set_peer_to_peer - Connect in the peer-to-peer model
+ * @id: Communication identifier, RC, not connected yet.
+ * @enable: Peer-to-peer on or off.
+ *
+ * With the option on, rdma_connect() sends a peer REQ: each end binds its
+ * own address and port, resolves the other's and calls rdma_connect(), in
+ * any order or at once; the IB CM resolves a REQ collision and both ends
+ * get RDMA_CM_EVENT_ESTABLISHED on their own id, no CONNECT_REQUEST and no
+ * second id.  The id takes the REQs for its own port's service ID that
+ * come from the remote address and port it connects to; several ids may
+ * share a local port (RDMA_OPTION_ID_REUSEADDR before rdma_bind_addr()),
+ * one per remote address and port.  The end that turns passive answers
+ * with what it passed to rdma_connect() (private data, responder
+ * resources, initiator depth, RNR retry count) and sees the other end's
+ * REQ private data with ESTABLISHED; the active end sees the passive
+ * end's in its REP.  The port's service ID is bound as peer as soon as the
+ * device and port are known (at once, at rdma_bind_addr() to a device's
+ * address, or when address resolution completes), so a peer REQ that
+ * arrives before our rdma_connect() waits for it, whatever the order of
+ * the calls; the 4-tuple is claimed once the remote address is known.  A
+ * peer REQ rejected because the other end has not bound its port yet is
+ * sent again, with backoff, within the connect's usual timeout; after it,
+ * RDMA_CM_EVENT_REJECTED (status IB_CM_REJ_INVALID_SERVICE_ID).  Set
+ * before rdma_listen(), the listener shares its port with the peer ids
+ * that connect from it (on demand; all with RDMA_OPTION_ID_REUSEADDR): a
+ * REQ that no peer id of the port waits for is a CONNECT_REQUEST of the
+ * listener, and while that connection lasts rdma_connect() of a peer id
+ * to the same remote address and port fails (-EALREADY, then -EISCONN).
+ * IB CM devices only (IB, RoCE): on an id bound to an iWARP device the
+ * option fails, and rdma_connect() or rdma_listen() of an id with the
+ * option that got an iWARP device fails, with -EOPNOTSUPP.
+ *
+ * Context: Process context; may sleep.
+ * Return: 0; -EINVAL for a non-RC or listening id; -EISCONN once
+ * rdma_connect() was called; -EADDRINUSE when another peer id has the same
+ * local and remote address and port, or a listener owns the local port's
+ * service ID on the device; -EOPNOTSUPP without peer-to-peer support or on
+ * a device without the IB CM.
+ */
+int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
+{
+	struct rdma_id_private *id_priv =
+		container_of(id, struct rdma_id_private, id);
+	enum rdma_cm_state state;
+	int ret = 0;
+	bool dst;
+
+	if (!IS_ENABLED(CONFIG_INFINIBAND_CM_PEER))
+		return -EOPNOTSUPP;
+	if (id->qp_type != IB_QPT_RC)
+		return -EINVAL;
+
+	mutex_lock(&id_priv->handler_mutex);
+	state = READ_ONCE(id_priv->state);
+	switch (state) {
+	case RDMA_CM_IDLE:
+	case RDMA_CM_ADDR_BOUND:
+	case RDMA_CM_ADDR_QUERY:
+	case RDMA_CM_ADDR_RESOLVED:
+	case RDMA_CM_ROUTE_QUERY:
+	case RDMA_CM_ROUTE_RESOLVED:
+		if (enable == id_priv->peer)
+			break;
+		if (enable && cma_peer_unsupported(id_priv)) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		id_priv->peer = enable;
+		if (!enable) {
+			cma_peer_unbind(id_priv);
+			break;
+		}
+		/* the remote address is known from ADDR_RESOLVED on */
+		dst = state != RDMA_CM_IDLE && state != RDMA_CM_ADDR_BOUND &&
+		      state != RDMA_CM_ADDR_QUERY;
+		ret = cma_peer_bind(id_priv, dst);
+		if (ret)
+			id_priv->peer = 0;
+		break;
+	case RDMA_CM_LISTEN:
+		ret = -EINVAL;
+		break;
+	default:
+		ret = -EISCONN;
+		break;
+	}
+	mutex_unlock(&id_priv->handler_mutex);
+	return ret;
+}
