@@ -9,7 +9,8 @@
 #
 #  1. unpack drivers/infiniband, include/rdma, include/uapi/rdma (and the
 #     few other files the patches touch) from the source tarball;
-#  2. apply patches/*.patch and copy in the new files (drivers/...);
+#  2. apply patches/*.patch, but for their hunks to our own files, and
+#     copy those in (drivers/...), as the series ends;
 #  3. build drivers/infiniband/core with M= against the kernel's headers,
 #     our patched include/ searched first (NOSTDINC_FLAGS) and
 #     CONFIG_INFINIBAND_CM_PEER set, which the kernel's config lacks.
@@ -52,10 +53,17 @@ mapfile -t members < <({
 			-e '^include/uapi/rdma/'
 } | sort -u)
 tar -xf "$tarball" -C "$work" --strip-components=1 "${members[@]/#/$top/}"
+# A patch's hunks to our own files (drivers/...) are in their copies
+# already, which hold the files as the series ends: apply the others.
 for p in patches/*.patch; do
-	grep -q '^diff --git' "$p" || continue	# only adds whole files
-	patch -s -p1 -d "$work" -i "$here/$p" || die "patch failed: $p"
+	awk '/^diff --git a\// {
+		f = substr($3, 3)
+		skip = system("test -e \"" f "\"") == 0
+	} !skip' "$p" >"$work/.patch"
+	grep -q '^diff --git' "$work/.patch" || continue
+	patch -s -p1 -d "$work" -i "$work/.patch" || die "patch failed: $p"
 done
+rm -f "$work/.patch"
 cp -r drivers "$work/"
 
 make -C "$kdir" M="$work/drivers/infiniband/core" \

@@ -3,7 +3,8 @@
  * IB CM peer-to-peer connection establishment: the engine.
  *
  * The engine knows nothing about ib_cm internals.  It provides the pieces
- * cm.c glues into its REQ handling:
+ * that ib_cm's peer code (cm_peer_ib.c and the others) glues into its REQ
+ * handling:
  *
  *  - the arbiter that decides which end of a REQ collision stays active;
  *  - the index of one peer service ID (a node of ib_cm's

@@ -898,6 +898,7 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	}
 	return ret;
 }
+EXPORT_SYMBOL(ib_cm_peer_bind);
 
 /*
  * Our REQ is out: matchable from now on, and kept for cm_peer_persist(),
@@ -1096,6 +1097,7 @@ int ib_send_cm_peer_req(struct ib_cm_id *cm_id,
 		queue_delayed_work(cm.wq, &work->work, 0);
 	return ret;
 }
+EXPORT_SYMBOL(ib_send_cm_peer_req);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
 /* KUnit only: bounds of @device's held REQs, its window; 0s: defaults. */

@@ -151,3 +151,4 @@ err:
 	ib_destroy_cm_id(cm_id);
 	return ERR_PTR(ret);
 }
+EXPORT_SYMBOL(ib_cm_insert_peer_listen);

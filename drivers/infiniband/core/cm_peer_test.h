@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * The KUnit-only hook of ib_cm for the peer-to-peer suites, defined in
- * cm.c with CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST.
+ * cm_peer_ib.c with CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST.
  */
 #ifndef _CM_PEER_TEST_H
 #define _CM_PEER_TEST_H

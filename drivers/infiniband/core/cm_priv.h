@@ -14,6 +14,8 @@
 #define _CM_PRIV_H
 
 #include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -24,7 +26,7 @@
 #include "cm_peer.h"
 
 struct ib_cm {
-	spinlock_t lock;	/* the rb_roots, timewait_list, peer state */
+	spinlock_t lock;	/* the rb_roots and timewait_list */
 	struct list_head device_list;
 	rwlock_t device_lock;
 	struct rb_root listen_service_table;
@@ -184,7 +186,11 @@ struct cm_id_private {
 
 	struct rdma_ucm_ece ece;
 
-	/* Peer-to-peer, see ib_send_cm_peer_req() */
+	/*
+	 * Peer-to-peer, see ib_send_cm_peer_req().  peer_node and peer_wait
+	 * are set once, under both locks, by ib_cm_peer_bind() and stay until
+	 * cm_destroy_id(); peer_wait's entry and window are under cm.lock.
+	 */
 	struct cm_peer_svc *peer_svc;	/* a peer service ID's node */
 	struct cm_id_private *peer_node; /* our service ID's node */
 	struct cm_peer_wait *peer_wait;	/* our key, see cm_peer_list() */

@@ -19,10 +19,10 @@
  * peer's private data.  Unlike cma_ib_req_handler() there is no new id to
  * set up: addresses and device are the id's own, and ib_cm took the
  * REQ's paths for the QP attributes (rdma_init_qp_attr()).  Without one
- * (user space), report CONNECT_RESPONSE: librdmacm moves the QP to RTR and RTS and calls
- * rdma_accept(), which sends the REP, exactly as it completes an active
- * connect; it reports ESTABLISHED to the application then.  Returns 0 when
- * @event is to be reported.
+ * (user space), report CONNECT_RESPONSE: librdmacm moves the QP to RTR and
+ * RTS and calls rdma_accept(), which sends the REP, exactly as it completes
+ * an active connect; it reports ESTABLISHED to the application then.
+ * Returns 0 when @event is to be reported.
  */
 int cma_peer_passive(struct rdma_id_private *id_priv,
 		     const struct ib_cm_event *ib_event,
@@ -179,17 +179,20 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 	return ret ? ERR_PTR(ret) : id_priv->cm_id.ib;
 }
 
-/* RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP. */
-bool cma_peer_established(struct rdma_id_private *id_priv,
-			  struct rdma_cm_event *event)
+/*
+ * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP.
+ * Returns 0 when @event is to be reported, as cma_peer_passive().
+ */
+int cma_peer_established(struct rdma_id_private *id_priv,
+			 struct rdma_cm_event *event)
 {
 	/* user space was told when it accepted, see cma_peer_passive() */
 	if (!id_priv->id.qp)
-		return true;
+		return -EALREADY;
 	event->param.conn.private_data = id_priv->peer_req_data;
 	event->param.conn.private_data_len =
 		IB_CM_REQ_PRIVATE_DATA_SIZE - cma_user_data_offset(id_priv);
-	return false;
+	return 0;
 }
 
 /**
@@ -282,3 +285,4 @@ int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 	mutex_unlock(&id_priv->handler_mutex);
 	return ret;
 }
+EXPORT_SYMBOL(rdma_set_peer_to_peer);
