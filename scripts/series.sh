@@ -11,8 +11,9 @@
 #     with `git am` on a pristine checkout of Debian's tree (tag "debian")
 #     and, with the UML test kernel's fixes (tests/uml, UML only) on
 #     top, ends at exactly the prepared tree; every patch builds
-#     drivers/infiniband/core for
-#     Debian's kernel (its linux-headers) with no warning (bisectable).
+#     drivers/infiniband/core for Debian's kernel (its linux-headers),
+#     with CONFIG_INFINIBAND_CM_PEER=y and =n, with no warning
+#     (bisectable).
 #
 # Prints "name<TAB>PASS|FAIL" lines; exit 1 when one fails.
 set -uo pipefail
@@ -90,21 +91,23 @@ fi
 result git_am_on_pristine_tree $ok
 
 # Bisectability: build drivers/infiniband/core at every patch against
-# Debian's linux-headers (as DKMS does), with that patch's include/rdma and
-# include/uapi/rdma searched first.  The tree layout matters: cm_trace.h
-# includes itself as <../../drivers/infiniband/core/cm_trace.h>, which
-# the compiler finds below $bis/include/uapi.
+# Debian's linux-headers, with that patch's include/rdma and
+# include/uapi/rdma searched first: with CONFIG_INFINIBAND_CM_PEER set (as
+# DKMS does) and as Debian's config has it (unset).  The tree layout
+# matters: cm_trace.h includes itself as
+# <../../drivers/infiniband/core/cm_trace.h>, which the compiler finds
+# below <tree>/include/uapi.
 if [ $ok = 1 ]; then
-	bis=$BUILD/bisect
-	core=$bis/drivers/infiniband/core
-	mkdir -p "$core" "$bis/include"
 	ok=1
 	okw=1
-	n=0
 	# sparse (C=1) and W=1 messages without line numbers; the pristine
 	# tree's (n = 0) are allowed, any other fails the patch
 	norm() { grep -E "(warning|error):" | sed -E 's|^.*/([^/]+):[0-9]+:[0-9]+:|\1:|' | sort -u; }
-	for c in debian $(git -C "$wt" rev-list --reverse debian..HEAD); do
+	# build_at <tree> <n> <commit> <make args...>: patch n's core in <tree>
+	build_at() {
+		local bis=$1 n=$2 c=$3 core=$1/drivers/infiniband/core blog new
+		shift 3
+		mkdir -p "$core" "$bis/include"
 		rm -rf "$bis/tmp"
 		mkdir -p "$bis/tmp"
 		git -C "$wt" archive "$c" drivers/infiniband/core include/rdma \
@@ -117,27 +120,35 @@ if [ $ok = 1 ]; then
 			--exclude='.*.d' --exclude='*.a' \
 			"$bis/tmp/drivers/infiniband/core/" "$core/"
 		rsync -rlpD -c --delete "$bis/tmp/include/" "$bis/include/"
-		blog=$logs/build-$(printf %04d $n).log
-		if ! make -s -C "$DEB_HDR" M="$core" CONFIG_INFINIBAND_CM_PEER=y \
-			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi -DCONFIG_INFINIBAND_CM_PEER=1" \
+		blog=$logs/build-$(basename "$bis")-$(printf %04d "$n").log
+		if ! make -s -C "$DEB_HDR" M="$core" "$@" \
 			W=1 C=1 -j"$JOBS" modules >"$blog" 2>&1; then
-			log "series: patch $n does not build"
+			log "series: patch $n does not build ($(basename "$bis"))"
 			tail -n 30 "$blog" >&2
 			ok=0
-		elif [ $n = 0 ]; then
-			norm <"$blog" >"$logs/base.warnings"
+		elif [ "$n" = 0 ]; then
+			norm <"$blog" >"$bis.warnings"
 		else
-			new=$(norm <"$blog" | comm -23 - "$logs/base.warnings")
+			new=$(norm <"$blog" | comm -23 - "$bis.warnings")
 			if [ -n "$new" ]; then
-				log "series: patch $n adds W=1/sparse warnings"
+				log "series: patch $n adds W=1/sparse warnings ($(basename "$bis"))"
 				echo "$new" >&2
 				okw=0
 			fi
 		fi
+	}
+	n=0
+	for c in debian $(git -C "$wt" rev-list --reverse debian..HEAD); do
+		bis=$BUILD/bisect
+		build_at "$bis" $n "$c" CONFIG_INFINIBAND_CM_PEER=y \
+			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi -DCONFIG_INFINIBAND_CM_PEER=1"
+		bis=$BUILD/bisect-peer-n
+		build_at "$bis" $n "$c" \
+			NOSTDINC_FLAGS="-I$bis/include -I$bis/include/uapi"
 		n=$((n + 1))
 	done
 	n=$((n - 1))
-	log "series: built drivers/infiniband/core at each of $n patches"
+	log "series: built drivers/infiniband/core at each of $n patches, CONFIG_INFINIBAND_CM_PEER=y and =n"
 	result every_patch_builds $ok
 	result every_patch_no_new_w1_sparse_warning $okw
 fi

@@ -11,7 +11,10 @@
 #     modprobe rdma_rxe rdma_ucm, checks that ib_cm/rdma_cm/rdma_ucm are
 #     ours (updates/cm-peer, build ID of the running module), that the
 #     in-tree ULPs load beside them and use them; the two-host e2e
-#     scenarios of tests/e2e over rxe; our modules unload at the end;
+#     scenarios of tests/e2e over rxe; then both swap to the series'
+#     modules built with CONFIG_INFINIBAND_CM_PEER=n (build/peer-n):
+#     rping client/server works, the peer option is refused; the modules
+#     unload at the end;
 #  3. tests/e2e/check-e2e.py: checks vm-debian/... in
 #     build/results/checks-vm-debian.tsv; any kernel splat on a console
 #     (tests/vm/splat.re) fails.  Consoles and logs: build/results/vm-debian/.
@@ -41,6 +44,36 @@ case "$want" in
 esac
 "$TOP/tests/e2e/build-tools.sh" ||
 	fail_setup peer_ping_built "e2e programs build"
+# The series' ib_cm, rdma_cm and rdma_ucm with CONFIG_INFINIBAND_CM_PEER
+# unset, as Debian's config has it: an M= build against its headers (as
+# DKMS builds), cached by the tree's hash.
+PEER_N=$BUILD/peer-n
+tree=$(git -C "$SRC" rev-parse 'HEAD^{tree}')
+if [ "$(cat "$PEER_N/.tree" 2>/dev/null)" != "$tree" ]; then
+	log "building the modules with CONFIG_INFINIBAND_CM_PEER=n"
+	rm -rf "$PEER_N"
+	mkdir -p "$PEER_N"
+	git -C "$SRC" archive HEAD drivers/infiniband/core include/rdma \
+		include/uapi/rdma | tar -x -C "$PEER_N"
+	make -C "$DEB_HDR" M="$PEER_N/drivers/infiniband/core" \
+		NOSTDINC_FLAGS="-I$PEER_N/include -I$PEER_N/include/uapi" \
+		KERNELRELEASE="$KRELEASE" -j"$JOBS" modules \
+		>"$OUT/peer-n-build.log" 2>&1 && echo "$tree" >"$PEER_N/.tree" || {
+		tail -30 "$OUT/peer-n-build.log" >&2
+		fail_setup peer_n_modules_built "CONFIG_INFINIBAND_CM_PEER=n build failed"
+	}
+fi
+# ...export exactly Debian's symbols, with Debian's CRCs
+python3 "$TOP/scripts/abi-check.py" "$PEER_N/drivers/infiniband/core/Module.symvers" \
+	"$DEB_HDR/Module.symvers" "$KRELEASE" "$PEER_N"/drivers/infiniband/core/*.ko \
+	>"$OUT/peer-n-abi.log" 2>&1
+sed -n 's|^abi/\([^\t]*\)\t|vm-debian/peer_n_\1\t|p' "$OUT/peer-n-abi.log" >>"$CHECKS"
+if grep -q "0 new$" "$OUT/peer-n-abi.log"; then
+	printf 'vm-debian/peer_n_no_new_export\tPASS\n' >>"$CHECKS"
+else
+	printf 'vm-debian/peer_n_no_new_export\tFAIL\n' >>"$CHECKS"
+	grep '^abi:' "$OUT/peer-n-abi.log" >&2
+fi
 ( vm_debian_stage && vm_initramfs ) >"$OUT/stage.log" 2>&1 || {
 	cat "$OUT/stage.log" >&2
 	fail_setup staged_root "staging Debian's kernel with our modules failed"
@@ -48,7 +81,7 @@ esac
 
 log "booting Debian $KRELEASE VMs a and b ($VM_CPUS vCPUs each, TCG)"
 vm_pair "$OUT" "${VM_TIMEOUT:-900}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
-	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/vm/vm-e2e-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_ping PEER_BARRIER_TRIES=3000 PEER_COLLIDE_DELAY_MS=250 PEER_ROUND_MS=20000 PEER_RANK_TIMEOUT_MS=12000"
+	"$VM_INITRD" "console=ttyS0 rdinit=/init panic=-1 PEER_INIT=$TOP/tests/vm/vm-e2e-init.sh PEER_ROOTFLAGS=$VM_ROOTFLAGS PEER_STAGE=$VM_STAGE PEER_BIN=$BUILD/peer_ping PEER_MODS_N=$PEER_N/drivers/infiniband/core PEER_BARRIER_TRIES=3000 PEER_COLLIDE_DELAY_MS=250 PEER_ROUND_MS=20000 PEER_RANK_TIMEOUT_MS=12000"
 
 python3 "$TOP/tests/e2e/check-e2e.py" "$OUT" --prefix vm-debian \
 	--splats "$TOP/tests/vm/splat.re" --no-kmemleak --modules >>"$CHECKS"

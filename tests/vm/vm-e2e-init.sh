@@ -122,12 +122,58 @@ interop() {
 }
 [ -n "${PEER_STAGE:-}" ] && interop
 
+# CONFIG_INFINIBAND_CM_PEER=n: both hosts swap to the series' ib_cm,
+# rdma_cm and rdma_ucm built without the option (PEER_MODS_N, see
+# tests/vm/run-vm.sh).  Client/server works as on a stock kernel, and the
+# peer option is refused with EOPNOTSUPP.
+peer_off() {
+	local m ok=PASS ids="" pings rc
+	modprobe -r "${ULPS[@]//-/_}" >"$out/peer-off-swap.log" 2>&1
+	rmmod rdma_ucm rdma_cm ib_cm >>"$out/peer-off-swap.log" 2>&1
+	for m in ib_cm rdma_cm rdma_ucm; do
+		insmod "$PEER_MODS_N/$m.ko" >>"$out/peer-off-swap.log" 2>&1
+		[ -n "$(loaded_build_id "$m")" ] &&
+		[ "$(loaded_build_id "$m")" = "$(file_build_id "$PEER_MODS_N/$m.ko")" ] ||
+			ok=FAIL
+		ids+=" $m:$(loaded_build_id "$m")"
+	done
+	mcheck peer_off/loaded $ok "$PEER_MODS_N:$ids $(tr '\n' ' ' <"$out/peer-off-swap.log")"
+	barrier peer_off >/dev/null
+	if [ "$me" = a ]; then
+		timeout 30 rping -s -a "$PEER_IP" -p 7530 -C 3 -v \
+			>"$out/peer-off-rping.log" 2>&1
+		rc=$?
+	else
+		sleep 2
+		timeout 30 rping -c -a "$PEER_REMOTE" -p 7530 -C 3 -v \
+			>"$out/peer-off-rping.log" 2>&1
+		rc=$?
+		"$PEER_BIN" "${ping_args[@]}" --port 7531 --timeout-ms 3000 \
+			>"$out/peer-off-option.log" 2>&1
+		if [ $? -ne 0 ] && grep -q "rdma_set_option(PEER_TO_PEER) after .*: Operation not supported" \
+			"$out/peer-off-option.log"; then
+			mcheck peer_off/option_refused PASS "$(head -1 "$out/peer-off-option.log")"
+		else
+			mcheck peer_off/option_refused FAIL "$(tr '\n' ' ' <"$out/peer-off-option.log")"
+		fi
+	fi
+	pings=$(grep -c "ping data: rdma-ping-" "$out/peer-off-rping.log")
+	if [ "$pings" -eq 3 ]; then
+		mcheck peer_off/rping_client_server PASS "rc $rc, $pings pings"
+	else
+		mcheck peer_off/rping_client_server FAIL "rc $rc, $pings pings: $(tail -3 "$out/peer-off-rping.log" | tr '\n' ' ')"
+	fi
+	barrier peer_off_done >/dev/null
+}
+[ -n "${PEER_STAGE:-}" ] && [ -n "${PEER_MODS_N:-}" ] && peer_off
+
 # Debian's kernel: our modules unload again (after the ULPs using them;
-# on b, the stock ones of the interop step)
+# the insmod'ed ones of peer_off, or on b the stock ones of the interop
+# step)
 if [ -n "${PEER_STAGE:-}" ]; then
 	ulps_sys=("${ULPS[@]//-/_}")
 	modprobe -r "${ulps_sys[@]}" >"$out/unload.log" 2>&1
-	if [ "$me" = b ]; then
+	if [ "$me" = b ] || [ -n "${PEER_MODS_N:-}" ]; then
 		rmmod rdma_ucm rdma_cm ib_cm >>"$out/unload.log" 2>&1
 	else
 		modprobe -r rdma_ucm rdma_cm ib_cm >>"$out/unload.log" 2>&1

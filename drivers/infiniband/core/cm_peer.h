@@ -172,8 +172,18 @@ struct cm_peer_queue {
 	unsigned int max_age_ms;
 };
 
+#if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER)
 void cm_peer_queue_init(struct cm_peer_queue *q, unsigned int max_held,
 			unsigned int max_held_svc, unsigned int max_age_ms);
+#else
+/* ib_cm sets up its queue of held REQs; without the engine it stays empty */
+static inline void cm_peer_queue_init(struct cm_peer_queue *q,
+				      unsigned int max_held,
+				      unsigned int max_held_svc,
+				      unsigned int max_age_ms)
+{
+}
+#endif
 void cm_peer_queue_limits(struct cm_peer_queue *q, unsigned int max_held,
 			  unsigned int max_held_svc, unsigned int max_age_ms);
 

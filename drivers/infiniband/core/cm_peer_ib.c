@@ -856,8 +856,6 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	int ret = 0;
 
 	might_sleep();
-	if (!IS_ENABLED(CONFIG_INFINIBAND_CM_PEER))
-		return -EOPNOTSUPP;
 	if ((service_id & IB_SERVICE_ID_AGN_MASK) == IB_CM_ASSIGN_SERVICE_ID ||
 	    match_len > CM_PEER_MATCH_MAX)
 		return -EINVAL;
@@ -1151,8 +1149,7 @@ bool cm_peer_rej_held(struct cm_work *work, struct cm_rej_msg *rej_msg)
 	struct cm_peer_rej *rej;
 	LIST_HEAD(dead);
 
-	if (!IS_ENABLED(CONFIG_INFINIBAND_CM_PEER) ||
-	    !atomic_read(&cm_dev->peer_nodes))
+	if (!atomic_read(&cm_dev->peer_nodes))
 		return false;
 	rej = kmalloc(sizeof(*rej), GFP_KERNEL);
 	spin_lock_irq(&cm.lock);

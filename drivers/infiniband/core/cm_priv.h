@@ -327,6 +327,7 @@ void cm_req_fill_id(struct cm_id_private *cm_id_priv,
 int cm_req_init_paths(struct cm_work *work, struct cm_av *av,
 		      struct cm_av *alt_av);
 
+#if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER)
 /* cm_peer_ib.c */
 bool cm_peer_listed(struct cm_id_private *cm_id_priv);
 void cm_peer_unlist(struct cm_id_private *cm_id_priv);
@@ -365,5 +366,93 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
 void cm_peer_send_handler(struct work_struct *_work);
 void cm_peer_send_all(struct cm_device *cm_dev);
+#else
+/* CONFIG_INFINIBAND_CM_PEER=n: the hooks of cm.c do nothing */
+static inline void cm_peer_unlist(struct cm_id_private *cm_id_priv)
+{
+}
+
+static inline void cm_peer_unbind(struct cm_id_private *cm_id_priv)
+{
+}
+
+static inline struct cm_peer_held *
+cm_peer_rep_held(struct cm_id_private *cm_id_priv,
+		 struct cm_work *work,
+		 const struct cm_rep_msg *rep_msg)
+{
+	return NULL;
+}
+
+static inline void cm_peer_free_held(struct cm_peer_held *held)
+{
+}
+
+static inline void cm_peer_expire_handler(struct work_struct *_work)
+{
+}
+
+static inline void cm_peer_drain(struct cm_device *cm_dev)
+{
+}
+
+static inline int
+cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline bool cm_peer_persist(struct cm_id_private *cm_id_priv,
+				   const struct cm_rej_msg *rej_msg)
+{
+	return false;
+}
+
+static inline void cm_peer_establish(struct cm_id_private *cm_id_priv)
+{
+}
+
+static inline bool
+cm_peer_rej_held(struct cm_work *work, struct cm_rej_msg *rej_msg)
+{
+	return false;
+}
+
+static inline void cm_peer_pending_alloc(struct cm_id_private *cm_id_priv)
+{
+}
+
+static inline bool cm_peer_pending(struct cm_id_private *cm_id_priv)
+{
+	return false;
+}
+
+static inline struct cm_id_private *
+cm_peer_listener_takes(struct cm_id_private *node,
+		       struct cm_id_private *cm_id_priv,
+		       struct cm_req_msg *req_msg)
+{
+	return NULL;
+}
+
+static inline bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
+{
+	return false;
+}
+
+static inline void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
+{
+}
+
+static inline int cm_peer_post_req(struct cm_id_private *cm_id_priv,
+				   struct ib_mad_send_buf *msg)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void cm_peer_send_handler(struct work_struct *_work)
+{
+}
+#endif /* CONFIG_INFINIBAND_CM_PEER */
 
 #endif /* _CM_PRIV_H */

@@ -243,8 +243,6 @@ int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 	int ret = 0;
 	bool dst;
 
-	if (!IS_ENABLED(CONFIG_INFINIBAND_CM_PEER))
-		return -EOPNOTSUPP;
 	if (id->qp_type != IB_QPT_RC)
 		return -EINVAL;
 
