@@ -20,8 +20,11 @@
  * This is the rule of cm_is_active_peer(), written with the original
  * ib_cm in 2005 and deleted as unused in v5.5 ("RDMA/cm: Delete unused
  * cm_is_active_peer function").  A strict total order, so the two ends of
- * distinct REQs always decide oppositely; equal identities can only be
- * our own REQ come back to us (loopback), refused with -ELOOP.
+ * distinct REQs always decide oppositely.  Equal CA GUID and QPN are our
+ * own REQ come back to us (loopback) when its communication ID is ours,
+ * refused with -ELOOP; otherwise two ends that cannot be told apart (VFs
+ * with node GUID 0 and equal QPNs), -ENOTUNIQ: no end may take either
+ * role, or both would, so ib_cm rejects the REQ at once.
  */
 
 /**
@@ -29,8 +32,9 @@
  * @local: identity of the REQ this end sent
  * @remote: identity of the REQ this end received
  *
- * Return: %CM_PEER_ACTIVE or %CM_PEER_PASSIVE for the local end, or -ELOOP
- * when both identities are the same (the REQ is our own).
+ * Return: %CM_PEER_ACTIVE or %CM_PEER_PASSIVE for the local end; -ELOOP
+ * when both identities are the same (the REQ is our own); -ENOTUNIQ when
+ * only the communication IDs differ (the ends cannot be ordered).
  */
 int cm_peer_arbitrate(const struct cm_peer_ident *local,
 		      const struct cm_peer_ident *remote)
@@ -42,9 +46,9 @@ int cm_peer_arbitrate(const struct cm_peer_ident *local,
 
 	if (lguid != rguid)
 		return lguid > rguid ? CM_PEER_ACTIVE : CM_PEER_PASSIVE;
-	if (lqpn == rqpn)
-		return -ELOOP;
-	return lqpn > rqpn ? CM_PEER_ACTIVE : CM_PEER_PASSIVE;
+	if (lqpn != rqpn)
+		return lqpn > rqpn ? CM_PEER_ACTIVE : CM_PEER_PASSIVE;
+	return local->comm_id == remote->comm_id ? -ELOOP : -ENOTUNIQ;
 }
 
 /*

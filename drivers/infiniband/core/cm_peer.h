@@ -42,6 +42,7 @@ enum cm_peer_role {
 struct cm_peer_ident {
 	__be64 ca_guid;
 	u32 qpn;
+	__be32 comm_id;		/* REQ:Local Communication ID */
 };
 
 int cm_peer_arbitrate(const struct cm_peer_ident *local,

@@ -17,6 +17,7 @@ struct peer_arb_case {
 	u64 rguid;
 	u32 rqpn;
 	int expect;
+	u32 lcomm, rcomm;	/* communication IDs, 0 unless given */
 };
 
 #define GUID_A	0x0002c903000e1a01ULL
@@ -35,6 +36,12 @@ static const struct peer_arb_case peer_arb_cases[] = {
 	{ "qpn is 24 bits", GUID_A, 0x01000011, GUID_A, 0x12, CM_PEER_PASSIVE },
 	{ "own req is an error", GUID_A, 0x11, GUID_A, 0x11, -ELOOP },
 	{ "own req, qpn upper bits", GUID_A, 0xff000011, GUID_A, 0x11, -ELOOP },
+	{ "own req, own comm id", GUID_A, 0x11, GUID_A, 0x11, -ELOOP, 7, 7 },
+	{ "same ca and qp, other comm id: a tie", GUID_A, 0x11, GUID_A, 0x11,
+	  -ENOTUNIQ, 7, 8 },
+	{ "tie of guid 0 (vfs)", 0, 0x11, 0, 0x11, -ENOTUNIQ, 1, 2 },
+	{ "comm id does not order distinct qps", GUID_A, 0x12, GUID_A, 0x11,
+	  CM_PEER_ACTIVE, 1, 2 },
 	{ "guid is unsigned", 0x8000000000000000ULL, 1, 0x7fffffffffffffffULL,
 	  2, CM_PEER_ACTIVE },
 	{ "first byte decides", 0x01ffffffffffffffULL, 1, 0x0200000000000000ULL,
@@ -51,8 +58,10 @@ KUNIT_ARRAY_PARAM(peer_arb, peer_arb_cases, peer_arb_case_desc);
 static void peer_arbiter_cases(struct kunit *test)
 {
 	const struct peer_arb_case *c = test->param_value;
-	struct cm_peer_ident l = { cpu_to_be64(c->lguid), c->lqpn };
-	struct cm_peer_ident r = { cpu_to_be64(c->rguid), c->rqpn };
+	struct cm_peer_ident l = { cpu_to_be64(c->lguid), c->lqpn,
+				   cpu_to_be32(c->lcomm) };
+	struct cm_peer_ident r = { cpu_to_be64(c->rguid), c->rqpn,
+				   cpu_to_be32(c->rcomm) };
 
 	KUNIT_EXPECT_EQ(test, c->expect, cm_peer_arbitrate(&l, &r));
 }

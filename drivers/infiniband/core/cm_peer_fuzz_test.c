@@ -395,6 +395,49 @@ static void peer_fuzz_rep_withdraws_held(struct kunit *test)
 			    "the answered end's REQ is still held");
 }
 
+/*
+ * A REQ with our CA GUID and QPN but another communication ID, as from an
+ * end that cannot be ordered against ours (VFs with node GUID 0): rejected
+ * at once, never held until its sender gives up.
+ */
+static void peer_fuzz_tie_rejected(struct kunit *test)
+{
+	struct peer_fuzz *f = peer_fuzz_create(test);
+	struct peer_end *q = f->end, *r = peer_end_create(test, "r");
+	u64 sid = PEER_FUZZ_SID + 0x50;
+	unsigned long held0, rej0, deadline;
+	struct cm_req_msg req;
+
+	KUNIT_ASSERT_EQ(test, 0UL, peer_rdv_wait_below(test, 1));
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(q->cm_id, cpu_to_be64(sid),
+						 0));
+	/* our REQ waits: r's CM holds it, r never connects */
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(r->cm_id,
+						 cpu_to_be64(sid + 1), 0));
+	held0 = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(q, sid + 1));
+	peer_wait_held(test, held0);
+	held0++;
+
+	rej0 = peer_counter(test, "cm_tx_msgs/rej");
+	peer_fuzz_base_req(f, &req, sid);
+	*IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, &req) = q->path.dgid;
+	IBA_SET(CM_REQ_LOCAL_CA_GUID, &req, be64_to_cpu(q->dev->node_guid));
+	IBA_SET(CM_REQ_LOCAL_QPN, &req, q->qp->qp_num);
+	IBA_SET(CM_REQ_LOCAL_COMM_ID, &req,
+		be32_to_cpu(q->cm_id->local_id) ^ 0x5a5a0000);
+	KUNIT_ASSERT_EQ(test, 0, peer_fuzz_send(f, &req));
+	deadline = jiffies + PEER_TIMEOUT;
+	while (peer_counter(test, "cm_tx_msgs/rej") == rej0 &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_EXPECT_EQ_MSG(test, rej0 + 1,
+			    peer_counter(test, "cm_tx_msgs/rej"),
+			    "the tie's REQ was not rejected");
+	KUNIT_EXPECT_EQ_MSG(test, held0, peer_counter(test, "cm_peer/held"),
+			    "the tie's REQ was held");
+}
+
 /* counters reported when the connect after the fuzzing fails */
 static const char *const peer_fuzz_diag[] = {
 	"cm_tx_msgs/req", "cm_rx_msgs/req", "cm_tx_msgs/rej", "cm_rx_msgs/rej",
@@ -465,6 +508,7 @@ static struct kunit_case cm_peer_fuzz_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_fuzz_flood),
 	KUNIT_CASE_SLOW(peer_fuzz_flood_persist),
 	KUNIT_CASE_SLOW(peer_fuzz_rep_withdraws_held),
+	KUNIT_CASE_SLOW(peer_fuzz_tie_rejected),
 	KUNIT_CASE_SLOW(peer_fuzz_req),
 	{}
 };

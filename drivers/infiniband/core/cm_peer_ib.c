@@ -169,6 +169,7 @@ void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req)
 		cpu_to_be64(IBA_GET(CM_REQ_LOCAL_CA_GUID, req_msg));
 	req->remote.qpn = IBA_GET(CM_REQ_LOCAL_QPN, req_msg);
 	req->comm_id = cpu_to_be32(IBA_GET(CM_REQ_LOCAL_COMM_ID, req_msg));
+	req->remote.comm_id = req->comm_id;
 	/* held as long as its sender waits for an answer (cm_send_req()) */
 	timeout = IBA_GET(CM_REQ_REMOTE_CM_RESPONSE_TIMEOUT, req_msg);
 	ack = IBA_GET(CM_REQ_PRIMARY_LOCAL_ACK_TIMEOUT, req_msg);
@@ -180,7 +181,8 @@ void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req)
  * The oldest id of @node waiting for the REQ @req, referenced, and our role.
  * An id listed but whose REQ is not out yet is skipped: the REQ is held
  * and cm_peer_list() claims it; unless our REQ waits for the window, then
- * we take the passive role.  On one device our own REQ may come back.
+ * we take the passive role.  On one device our own REQ may come back.  An
+ * id whose REQ the arbiter cannot order against @req comes with -ENOTUNIQ.
  */
 static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *node,
 					       const struct cm_peer_req *req,
@@ -662,6 +664,7 @@ static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
 	wait->entry.key.match = wait->match;
 	wait->ident.ca_guid = cm_id_priv->id.device->node_guid;
 	wait->ident.qpn = param->qp_num;
+	wait->ident.comm_id = cm_id_priv->id.local_id;
 	wait->sent = false;
 	lifetime = param->primary_path->packet_life_time;
 	wait->rtt = msecs_to_jiffies(2 * cm_convert_to_ms(lifetime));
@@ -798,6 +801,12 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
 	if (dup) {
 		/* A retransmission of a REQ we took over, as in cm_match_req(). */
 		cm_dup_req_handler(work, cm_id_priv);
+		ret = -EINVAL;
+	} else if (role == -ENOTUNIQ) {
+		/* the other end, seeing ours the same way, rejects it too */
+		cm_issue_rej(port, work->mad_recv_wc,
+			     IB_CM_REJ_INVALID_COMM_INSTANCE,
+			     CM_MSG_RESPONSE_REQ, NULL, 0);
 		ret = -EINVAL;
 	} else if (role == CM_PEER_PASSIVE) {
 		cm_peer_count(port, CM_PEER_MATCHED_COUNTER);
