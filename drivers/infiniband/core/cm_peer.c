@@ -19,12 +19,12 @@
  * unsigned numbers; the end whose own REQ compares greater stays active.
  * This is the rule of cm_is_active_peer(), written with the original
  * ib_cm in 2005 and deleted as unused in v5.5 ("RDMA/cm: Delete unused
- * cm_is_active_peer function").  A strict total order, so the two ends of
- * distinct REQs always decide oppositely.  Equal CA GUID and QPN are our
- * own REQ come back to us (loopback) when its communication ID is ours,
- * refused with -ELOOP; otherwise two ends that cannot be told apart (VFs
- * with node GUID 0 and equal QPNs), -ENOTUNIQ: no end may take either
- * role, or both would, so ib_cm rejects the REQ at once.
+ * cm_is_active_peer function").  A strict order of (CA GUID, QPN), so the
+ * two ends of REQs that differ there always decide oppositely.  Equal CA
+ * GUID and QPN are our own REQ, come back to us (loopback), when its
+ * communication ID is ours: refused with -ELOOP.  Otherwise two ends that
+ * cannot be told apart (VFs with node GUID 0 and equal QPNs): -ENOTUNIQ,
+ * no end may take either role, or both would, so ib_cm rejects the REQ.
  */
 
 /**

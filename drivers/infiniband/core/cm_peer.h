@@ -38,11 +38,12 @@ enum cm_peer_role {
  * struct cm_peer_ident - what the arbiter compares of one REQ
  * @ca_guid: REQ:Local CA GUID of the REQ's sender
  * @qpn: REQ:Local QPN of the REQ's sender (24 bits; upper bits ignored)
+ * @comm_id: REQ:Local Communication ID, tells loopback from a tie
  */
 struct cm_peer_ident {
 	__be64 ca_guid;
 	u32 qpn;
-	__be32 comm_id;		/* REQ:Local Communication ID */
+	__be32 comm_id;
 };
 
 int cm_peer_arbitrate(const struct cm_peer_ident *local,
