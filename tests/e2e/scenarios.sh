@@ -144,15 +144,7 @@ e2e_scenarios() {
 			--timeout-ms 8000 >"$out/squat.log" 2>&1 &
 		squat=$!
 		sleep 1
-		timeout 10 rping -s -a "$PEER_IP" -p 4420 -C 1 \
-			>"$out/listen-later.log" 2>&1 &
-		srv=$!
-		sleep 1
-		timeout 10 rping -c -a "$PEER_IP" -p 4420 -C 1 \
-			>>"$out/listen-later.log" 2>&1
-		echo $? >"$out/listen-later-client.rc"
-		wait $srv
-		echo $? >"$out/listen-later.rc"
+		rping_pair listen-later 4420
 		wait $squat
 		# two peer ids with one 4-tuple: the second is refused
 		"${PEER_BIN%/*}/peer_ranks" --local "$PEER_IP" --port 6100 \
@@ -160,10 +152,31 @@ e2e_scenarios() {
 			--peer "$PEER_REMOTE:6200:x" --rounds 1 \
 			--start-ms "$(date +%s%3N)" --timeout-ms 1000 \
 			>"$out/dup.log" 2>&1
+		owners
 		wait $pid
 		echo $? >"$out/oneside.rc"
 		counters >"$out/oneside.after"
 	fi
+
+	# 3e. nobody's peer listener on b's second address, port 7487: a's
+	#    REQ for $PEER_IP:7487 is held for b's peer id, 3 s late, not
+	#    taken by the listener (which would reject it)
+	start=$(($(barrier otheraddr) + ${PEER_MARGIN_MS:-4000}))
+	late_arg=()
+	if [ "$me" = b ]; then
+		late_arg=(--late-ms 3000)
+		"${nobody[@]}" "${PEER_BIN%/*}/peer_ranks" --local 198.18.0.4 \
+			--port 7487 --name nl --listen \
+			--peer "$PEER_REMOTE:7499:ghost:a" --rounds 1 \
+			--start-ms "$(date +%s%3N)" \
+			--timeout-ms $((start - $(date +%s%3N) + 20000)) \
+			>"$out/otheraddr-listener.log" 2>&1 &
+		nl=$!
+	fi
+	run otheraddr "$PEER_BIN" "${ping_args[@]}" --port 7487 \
+		--peer-name "$other" --shared-host --start-ms "$start" \
+		"${late_arg[@]}" --timeout-ms 30000
+	[ "$me" = b ] && wait $nl
 
 	# 3b. late: b's process starts 0.5, 2 and 5 s after a connected (three
 	#    pairs at once); a's REQ finds nothing bound on b, is rejected and
@@ -271,6 +284,51 @@ counters() { uml_counters; }
 # peer_ping sets up (addr, route, QP) before the start time: give it ample
 # time under KASAN
 barrier() { uml_barrier "$sync_dir" "$me" "$other" "$1" "${PEER_MARGIN_MS:-4000}"; }
+
+# rping_pair <name> <port>: an rping server on $PEER_IP:<port> and a
+# client of it on this host; <name>.rc and <name>-client.rc
+rping_pair() {
+	local srv
+
+	timeout 10 rping -s -a "$PEER_IP" -p "$2" -C 1 >"$out/$1.log" 2>&1 &
+	srv=$!
+	sleep 1
+	timeout 10 rping -c -a "$PEER_IP" -p "$2" -C 1 >>"$out/$1.log" 2>&1
+	echo $? >"$out/$1-client.rc"
+	wait $srv
+	echo $? >"$out/$1.rc"
+}
+
+# Scenario 3, host b, as user nobody against root: a peer listener's
+# address and port is not shared with another user's rank; a peer bind
+# on another address leaves a listen of the same port free; a stock
+# client to a port with a peer id bound, not listening, is rejected at
+# once.
+owners() {
+	local nl nb t0
+
+	"${nobody[@]}" "${PEER_BIN%/*}/peer_ranks" --local "$PEER_IP" \
+		--port 7486 --name nl --listen --peer "$PEER_REMOTE:7499:ghost:a" \
+		--rounds 1 --start-ms "$(date +%s%3N)" --timeout-ms 6000 \
+		>"$out/owner-listener.log" 2>&1 &
+	nl=$!
+	"${nobody[@]}" "$PEER_BIN" --local 198.18.0.4 --remote "$PEER_REMOTE" \
+		--name nb --port 4421 --idle-ms 30000 \
+		>"$out/other-addr-bind.log" 2>&1 &
+	nb=$!
+	sleep 2
+	"${PEER_BIN%/*}/peer_ranks" --local "$PEER_IP" --port 7486 --name rr \
+		--peer "$PEER_REMOTE:7486:x" --rounds 1 \
+		--start-ms "$(date +%s%3N)" --timeout-ms 2000 \
+		>"$out/owner.log" 2>&1
+	rping_pair listen-beside 4421
+	t0=$(date +%s%3N)
+	timeout 40 rping -c -a 198.18.0.4 -p 4421 -C 1 -v \
+		>"$out/stock-rej.log" 2>&1
+	echo $? >"$out/stock-rej.rc"
+	echo $(($(date +%s%3N) - t0)) >"$out/stock-rej.ms"
+	wait $nl $nb
+}
 
 run() {	# run <scenario> <command...>: log, exit code, counters around it
 	local scn=$1

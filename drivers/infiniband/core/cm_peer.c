@@ -10,6 +10,7 @@
 
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/string.h>
 
 #include "cm_peer.h"
@@ -204,10 +205,10 @@ struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
  * cm_peer_queue_limits() - set the bounds of a queue
  * @q: the queue
  * @max_held: most entries at once, 0 for %CM_PEER_MAX_HELD
- * @max_held_svc: most entries of one index at once, 0 for a quarter of
- *	@max_held
+ * @max_held_svc: most entries of one index, and of one sending port GID,
+ *	at once; 0 for a quarter of @max_held
  * @max_age_ms: claimable lifetime of every new entry, 0 for the age
- *	cm_peer_hold() is given (tests set one)
+ *	cm_peer_hold() is given (tests set one); %CM_PEER_MAX_AGE_MS at most
  *
  * Entries held already keep their expiry; bounds apply to new ones.
  */
@@ -232,6 +233,8 @@ void cm_peer_queue_init(struct cm_peer_queue *q, unsigned int max_held,
 	INIT_LIST_HEAD(&q->list);
 	q->by_comm = RB_ROOT;
 	q->count = 0;
+	q->gid_seed = get_random_u32();
+	memset(q->by_gid, 0, sizeof(q->by_gid));
 	cm_peer_queue_limits(q, max_held, max_held_svc, max_age_ms);
 }
 
@@ -278,17 +281,19 @@ static void cm_peer_add_comm(struct cm_peer_queue *q,
  *
  * Return: 0 when held, the queue then owns @held; -EALREADY when a REQ
  * with the same key and communication ID is held (a retransmission);
- * -ENOSPC when the queue or the index is full (expired entries count
- * until taken out).
+ * -ENOSPC when the queue, the index or the share of the sender's port GID
+ * is full (expired entries count until taken out).
  */
 int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,
 		 struct cm_peer_held *held, unsigned int age_ms)
 {
+	unsigned int b = cm_peer_gid_bucket(q, &held->entry.key.remote_gid);
 	struct list_head *pos;
 
 	if (cm_peer_dup(idx, held))
 		return -EALREADY;
-	if (q->count >= q->max_held || idx->nr_held >= q->max_held_svc)
+	if (q->count >= q->max_held || idx->nr_held >= q->max_held_svc ||
+	    q->by_gid[b] >= q->max_held_svc)
 		return -ENOSPC;
 	held->index = idx;
 	held->expires = jiffies +
@@ -302,6 +307,7 @@ int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,
 			break;
 	list_add(&held->list, pos);
 	idx->nr_held++;
+	q->by_gid[b]++;
 	WRITE_ONCE(q->count, q->count + 1);
 	return 0;
 }
@@ -317,6 +323,7 @@ void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held)
 	rb_erase(&held->comm_node, &q->by_comm);
 	list_del_init(&held->list);
 	held->index->nr_held--;
+	q->by_gid[cm_peer_gid_bucket(q, &held->entry.key.remote_gid)]--;
 	WRITE_ONCE(q->count, q->count - 1);
 }
 

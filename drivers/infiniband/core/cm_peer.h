@@ -20,6 +20,7 @@
 #define _CM_PEER_H
 
 #include <linux/types.h>
+#include <linux/jhash.h>
 #include <linux/list.h>
 #include <linux/rbtree.h>
 #include <rdma/ib_verbs.h>
@@ -51,6 +52,15 @@ int cm_peer_arbitrate(const struct cm_peer_ident *local,
 
 /* Longest match blob: all of a REQ's private data. */
 #define CM_PEER_MATCH_MAX 92
+
+/*
+ * A peer REQ (ib_send_cm_peer_req()) sets the first bit of the REQ's
+ * reserved byte 4 (IBTA Vol 1, 12.6.5), so that the receiving CM holds
+ * only peer REQs and rejects a client/server REQ with no listener at once.
+ * A CM without peer support ignores it, as the spec requires of reserved
+ * fields: the REQ is then answered in the client/server model.
+ */
+#define CM_REQ_PEER_TO_PEER CM_FIELD_BLOC(struct cm_req_msg, 4, 0, 1)
 
 /**
  * struct cm_peer_key - what a peer REQ and a waiting peer id are matched by
@@ -151,10 +161,21 @@ struct cm_peer_held {
 
 /*
  * Held REQs per device: each costs its receive buffer and work, about
- * 1 KiB, so a device holds at most ~4 MiB; one service ID takes at most
- * a quarter, so that a flood of one port leaves room for the others.
+ * 1 KiB, so a device holds at most ~4 MiB; one service ID, and one
+ * sending port GID, take at most a quarter each, so that a flood of one
+ * port, or from one host, leaves room for the others.
  */
 #define CM_PEER_MAX_HELD	4096
+
+/*
+ * How long a REQ is held at most, whatever its sender's timeouts say (up
+ * to 74 hours): its expiry REJ makes a peer sender send it again, within
+ * its own budget, so a longer wait costs a round trip per 20 s.
+ */
+#define CM_PEER_MAX_AGE_MS	20000
+
+/* Counters of held REQs per sending port GID, hashed with a random key */
+#define CM_PEER_GID_BUCKETS	64
 
 /**
  * struct cm_peer_queue - the REQs held on one device
@@ -162,8 +183,10 @@ struct cm_peer_held {
  * @by_comm: &struct cm_peer_held by remote communication ID
  * @count: entries held
  * @max_held: most entries at once
- * @max_held_svc: most entries of one index at once
+ * @max_held_svc: most entries of one index, and of one sending GID, at once
  * @max_age_ms: claimable lifetime of every entry, or 0: each entry's own
+ * @gid_seed: the hash key of @by_gid
+ * @by_gid: entries per bucket of the sender's port GID (key.remote_gid)
  */
 struct cm_peer_queue {
 	struct list_head list;
@@ -172,6 +195,8 @@ struct cm_peer_queue {
 	unsigned int max_held;
 	unsigned int max_held_svc;
 	unsigned int max_age_ms;
+	u32 gid_seed;
+	u16 by_gid[CM_PEER_GID_BUCKETS];
 };
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER)
@@ -193,7 +218,15 @@ void cm_peer_queue_limits(struct cm_peer_queue *q, unsigned int max_held,
 static inline unsigned int cm_peer_hold_age_ms(const struct cm_peer_queue *q,
 					       unsigned int age_ms)
 {
-	return READ_ONCE(q->max_age_ms) ?: age_ms;
+	return min(READ_ONCE(q->max_age_ms) ?: age_ms, CM_PEER_MAX_AGE_MS);
+}
+
+/* The @by_gid bucket of the sender's port GID @gid */
+static inline unsigned int cm_peer_gid_bucket(const struct cm_peer_queue *q,
+					      const union ib_gid *gid)
+{
+	return jhash(gid->raw, sizeof(gid->raw), q->gid_seed) %
+	       CM_PEER_GID_BUCKETS;
 }
 
 int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,

@@ -47,11 +47,27 @@ static int cm_peer_node_handler(struct ib_cm_id *cm_id,
 	return 0;	/* never called: peer ids take the node's REQs over */
 }
 
+static int cm_peer_node_cmp(const void *key, const struct rb_node *rb)
+{
+	u64 sid = be64_to_cpu(*(const __be64 *)key);
+	u64 cur = be64_to_cpu(rb_entry(rb, struct cm_id_private,
+				       service_node)->id.service_id);
+
+	return sid < cur ? -1 : sid > cur;
+}
+
+static int cm_peer_node_less(struct rb_node *a, const struct rb_node *b)
+{
+	return cm_peer_node_cmp(&rb_entry(a, struct cm_id_private,
+					  service_node)->id.service_id, b);
+}
+
 /* The node of @service_id on @cm_dev: shared, or a new one. */
 static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 					      __be64 service_id, u8 match_len)
 {
-	struct cm_id_private *node, *cur;
+	struct cm_id_private *node, *cur = NULL;
+	struct rb_node *rb;
 
 	node = cm_alloc_id_priv(cm_dev->ib_device, cm_peer_node_handler, NULL);
 	if (IS_ERR(node))
@@ -68,21 +84,77 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 	atomic_inc(&cm_dev->peer_nodes);
 	node->id.service_id = service_id;
 
-	spin_lock_irq(&node->lock);
-	cur = cm_insert_listen(node, cm_peer_node_handler);
-	if (cur != node) {
-		spin_unlock_irq(&node->lock);
-		ib_destroy_cm_id(&node->id);
-		if (!cur)
-			return ERR_PTR(-EADDRINUSE);
-		if (cur->peer_svc->index.match_len != match_len) {
-			ib_destroy_cm_id(&cur->id);
-			return ERR_PTR(-EINVAL);
+	spin_lock_irq(&cm.lock);
+	rb = rb_find_add(&node->service_node, &cm_dev->peer_node_tree,
+			 cm_peer_node_less);
+	if (rb) {
+		cur = rb_entry(rb, struct cm_id_private, service_node);
+		if (cur->peer_svc->index.match_len == match_len) {
+			refcount_inc(&cur->refcount);
+			cur->listen_sharecount++;
+		} else {
+			cur = ERR_PTR(-EINVAL);
 		}
-		return cur;
+	} else {
+		node->listen_sharecount = 1;
 	}
-	node->id.state = IB_CM_LISTEN;
-	spin_unlock_irq(&node->lock);
+	spin_unlock_irq(&cm.lock);
+	if (!rb)
+		return node;
+	RB_CLEAR_NODE(&node->service_node);
+	ib_destroy_cm_id(&node->id);
+	return cur;
+}
+
+/*
+ * Give back a share of @node, a reference included; the last one unbinds
+ * the service ID.
+ */
+static void cm_peer_node_put(struct cm_id_private *node)
+{
+	struct cm_device *cm_dev = node->peer_svc->cm_dev;
+	bool last;
+
+	spin_lock_irq(&cm.lock);
+	last = !--node->listen_sharecount;
+	if (last) {
+		rb_erase(&node->service_node, &cm_dev->peer_node_tree);
+		RB_CLEAR_NODE(&node->service_node);
+	}
+	spin_unlock_irq(&cm.lock);
+	if (last)
+		ib_destroy_cm_id(&node->id);
+	else
+		cm_deref_id(node);
+}
+
+/*
+ * Where a REQ to a service ID goes, under cm.lock: a peer REQ to the peer
+ * node, and to @listen only when there is none (a peer REQ answered in the
+ * client/server model); a client/server REQ to @listen, and to the node
+ * only when there is no listener: the node rejects it at once unless a
+ * peer listener takes it.  Returns the one referenced, drops the other.
+ */
+struct cm_id_private *cm_peer_route_req(struct cm_work *work,
+					struct cm_id_private *listen)
+{
+	struct cm_req_msg *req_msg =
+		(struct cm_req_msg *)work->mad_recv_wc->recv_buf.mad;
+	__be64 sid = cpu_to_be64(IBA_GET(CM_REQ_SERVICE_ID, req_msg));
+	struct cm_id_private *node;
+	struct rb_node *rb;
+
+	lockdep_assert_held(&cm.lock);
+	if (listen && !IBA_GET(CM_REQ_PEER_TO_PEER, req_msg))
+		return listen;
+	rb = rb_find(&sid, &work->port->cm_dev->peer_node_tree,
+		     cm_peer_node_cmp);
+	if (!rb)
+		return listen;
+	if (listen)
+		cm_deref_id(listen);
+	node = rb_entry(rb, struct cm_id_private, service_node);
+	refcount_inc(&node->refcount);
 	return node;
 }
 
@@ -121,12 +193,12 @@ void cm_peer_unbind(struct cm_id_private *cm_id_priv)
 		cm_peer_node_free(cm_id_priv);
 	if (pend) {
 		if (pend->node)
-			ib_destroy_cm_id(&pend->node->id);
+			cm_peer_node_put(pend->node);
 		kfree(pend);
 	}
 	if (!cm_id_priv->peer_node)
 		return;
-	ib_destroy_cm_id(&cm_id_priv->peer_node->id);
+	cm_peer_node_put(cm_id_priv->peer_node);
 	kfree(cm_id_priv->peer_wait);
 }
 
@@ -776,6 +848,14 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
 	int role = CM_PEER_ACTIVE, ret = 0;
 	bool dup;
 
+	if (!IBA_GET(CM_REQ_PEER_TO_PEER, req_msg)) {
+		/* client/server, with no listener: as if none were bound */
+		cm_deref_id(node);
+		cm_issue_rej(port, work->mad_recv_wc,
+			     IB_CM_REJ_INVALID_SERVICE_ID, CM_MSG_RESPONSE_REQ,
+			     NULL, 0);
+		return -EINVAL;
+	}
 	cm_peer_parse_req(req_msg, &req);
 	cm_id_priv = cm_peer_match_req(work, node, &req, NULL, &dup, &role,
 				       &ret);
@@ -900,7 +980,7 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	}
 	spin_unlock_irq(&cm_id_priv->lock);
 	if (ret) {
-		ib_destroy_cm_id(&node->id);
+		cm_peer_node_put(node);
 		kfree(wait);
 	}
 	return ret;

@@ -198,11 +198,10 @@ static void peer_ib_conflicts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL,
 			ib_cm_peer_bind(b->cm_id, cpu_to_be64(PEER_SID + 3),
 					CM_PEER_TEST_MATCH_MAX + 1));
-	KUNIT_EXPECT_EQ(test, -EBUSY,
-			ib_cm_listen(b->cm_id, cpu_to_be64(PEER_SID + 2)));
+	/* a listen and a peer bind of one service ID live side by side */
 	listen = ib_cm_insert_listen(b->dev, peer_cm_handler,
 				     cpu_to_be64(PEER_SID + 2));
-	KUNIT_EXPECT_TRUE(test, IS_ERR(listen));
+	KUNIT_EXPECT_FALSE(test, IS_ERR(listen));
 	if (!IS_ERR(listen))
 		ib_destroy_cm_id(listen);
 
@@ -211,8 +210,11 @@ static void peer_ib_conflicts(struct kunit *test)
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = ib_create_cm_id(a->dev, peer_cm_handler, a);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(a->cm_id));
-	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+	KUNIT_EXPECT_EQ(test, 0,
 			ib_cm_peer_bind(a->cm_id, cpu_to_be64(PEER_SID + 4), 0));
+	ib_destroy_cm_id(a->cm_id);
+	a->cm_id = ib_create_cm_id(a->dev, peer_cm_handler, a);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a->cm_id));
 	/* a match blob is required once the bind has one */
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
 						 cpu_to_be64(PEER_SID + 6), 4));
@@ -289,14 +291,14 @@ static void peer_ib_listen_takes(struct kunit *test)
 	peer_identity(test, a, port, port + 2, "a");	/* waits for another */
 	peer_identity(test, b, port + 1, port, "b");
 	/* one handler per service ID; client/server listeners stay out */
-	other = ib_cm_insert_peer_listen(a->dev, peer_cm_handler,
+	other = ib_cm_insert_peer_listen(a->dev, peer_cm_handler, NULL, NULL,
 					 cpu_to_be64(port), PEER_ID_LEN);
 	KUNIT_EXPECT_EQ(test, -EBUSY, PTR_ERR_OR_ZERO(other));
+	/* a client/server listener lives beside it, peer REQs pass it by */
 	other = ib_cm_insert_listen(a->dev, peer_listen_handler,
 				    cpu_to_be64(port));
-	KUNIT_EXPECT_TRUE(test, IS_ERR(other));
-	if (!IS_ERR(other))
-		ib_destroy_cm_id(other);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(other));
+	kunit_add_action(test, peer_unlisten, other);
 
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 2));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
@@ -610,6 +612,98 @@ static void peer_ib_window_destroy(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, b->got_req);
 }
 
+/*
+ * A client/server REQ to a peer service ID with no listener is rejected at
+ * once, as on a service ID nobody bound: only peer REQs are held.
+ */
+static void peer_ib_client_req_rejected(struct kunit *test)
+{
+	struct peer_end *b = peer_end_create(test, "b");
+	struct peer_end *cli = peer_end_create(test, "client");
+	struct ib_cm_req_param req = peer_req_param(cli, PEER_SID + 0x320);
+	unsigned long start;
+	unsigned int ms;
+
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(PEER_SID + 0x320),
+						 0));
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_req(cli->cm_id, &req));
+	peer_end_wait(cli);
+	ms = jiffies_to_msecs(jiffies - start);
+	KUNIT_EXPECT_TRUE(test, cli->got_rej);
+	KUNIT_EXPECT_EQ(test, IB_CM_REJ_INVALID_SERVICE_ID, cli->rej_reason);
+	KUNIT_EXPECT_LT_MSG(test, ms, peer_req_budget_ms(&req) / 4,
+			    "REJ after %u ms: the REQ was held", ms);
+	KUNIT_EXPECT_FALSE(test, b->got_req);
+}
+
+/*
+ * A listen and a peer bind of one service ID: the client/server REQ goes
+ * to the listener, the peer REQ to the peer id.
+ */
+static void peer_ib_listen_beside_peer(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x330;
+	struct peer_end *srv = peer_end_create(test, "server");
+	struct peer_end *cli = peer_end_create(test, "client");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	struct ib_cm_req_param req = peer_req_param(cli, port);
+	struct ib_cm_id *listen_id = srv->cm_id;
+
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_listen(listen_id, cpu_to_be64(port)));
+	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_req(cli->cm_id, &req));
+	peer_end_wait(cli);
+	KUNIT_EXPECT_EQ(test, 0, cli->status);
+	KUNIT_EXPECT_TRUE(test, srv->got_req);
+	KUNIT_EXPECT_FALSE(test, a->got_req);
+	/* the listener's new id is the server's now: drop the listener */
+	if (srv->cm_id != listen_id)
+		ib_destroy_cm_id(listen_id);
+
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+}
+
+static bool peer_takes_none(struct ib_cm_id *listen_id,
+			    const struct ib_gid_attr *gid_attr,
+			    const void *private_data)
+{
+	return false;
+}
+
+/*
+ * A listener that does not take a REQ (one for another address of the
+ * port): the REQ is held for the peer id, which connects late and claims
+ * it.
+ */
+static void peer_ib_listen_filtered(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x340;
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long held0 = peer_counter(test, "cm_peer/held");
+	struct ib_cm_id *listen;
+
+	listen = ib_cm_insert_peer_listen(a->dev, peer_listen_handler,
+					  peer_takes_none, NULL,
+					  cpu_to_be64(port), PEER_ID_LEN);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, peer_unlisten, listen));
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_wait_held(test, held0);
+	peer_identity(test, a, port, port + 1, "a");
+	peer_claim_held(test, b, a, port + 1);
+}
+
 static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_collision),
 	KUNIT_CASE_SLOW(peer_ib_early_req),
@@ -626,6 +720,9 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_listen_pending),
 	KUNIT_CASE_SLOW(peer_ib_listen_gone),
 	KUNIT_CASE_SLOW(peer_ib_listen_destroy_during_req),
+	KUNIT_CASE_SLOW(peer_ib_client_req_rejected),
+	KUNIT_CASE_SLOW(peer_ib_listen_beside_peer),
+	KUNIT_CASE_SLOW(peer_ib_listen_filtered),
 	KUNIT_CASE_SLOW(peer_teardown_before_match),
 	KUNIT_CASE_SLOW(peer_teardown_between_match_and_rep),
 	KUNIT_CASE_SLOW(peer_teardown_holder_during_hold),

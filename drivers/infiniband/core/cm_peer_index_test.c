@@ -143,6 +143,18 @@ static void peer_queue_bounds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0U, q.max_age_ms);
 }
 
+/* A hash key with which the senders of @a and @b count apart */
+static void peer_queue_apart(struct cm_peer_queue *q,
+			     const struct cm_peer_held *a,
+			     const struct cm_peer_held *b)
+{
+	for (q->gid_seed = 1;
+	     cm_peer_gid_bucket(q, &a->entry.key.remote_gid) ==
+	     cm_peer_gid_bucket(q, &b->entry.key.remote_gid);
+	     q->gid_seed++)
+		;
+}
+
 /* One service ID takes at most max_held_svc of the device's room. */
 static void peer_queue_svc_bound(struct kunit *test)
 {
@@ -154,8 +166,9 @@ static void peer_queue_svc_bound(struct kunit *test)
 	cm_peer_index_init(&i1, PEER_MATCH);
 	cm_peer_index_init(&i2, PEER_MATCH);
 	cm_peer_queue_init(&q, 4, 2, 0);
-	for (i = 0; i < 5; i++)
-		h[i] = peer_held_new(test, 1, 200 + i, i);
+	for (i = 0; i < 5; i++)	/* h[3] from another sender's GID */
+		h[i] = peer_held_new(test, i == 3 ? 3 : 1, 200 + i, i);
+	peer_queue_apart(&q, &h[1]->held, &h[3]->held);
 	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &i1, &h[0]->held, 10000));
 	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &i1, &h[1]->held, 10000));
 	KUNIT_EXPECT_EQ(test, -ENOSPC,
@@ -172,6 +185,59 @@ static void peer_queue_svc_bound(struct kunit *test)
 	cm_peer_unhold(&q, &h[2]->held);
 	cm_peer_unhold(&q, &h[3]->held);
 	KUNIT_EXPECT_EQ(test, 0U, i1.nr_held + i2.nr_held + q.count);
+}
+
+/*
+ * One sending port GID takes at most max_held_svc of the device's room,
+ * however many service IDs it sends to: one host cannot fill it.
+ */
+static void peer_queue_gid_share(struct kunit *test)
+{
+	struct cm_peer_index idx[3];
+	struct cm_peer_queue q;
+	struct peer_held *h[4];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		cm_peer_index_init(&idx[i], PEER_MATCH);
+	cm_peer_queue_init(&q, 8, 2, 0);
+	for (i = 0; i < 4; i++)	/* h[3] from another sender's GID */
+		h[i] = peer_held_new(test, i == 3 ? 2 : 0, 300 + i, i);
+	peer_queue_apart(&q, &h[0]->held, &h[3]->held);
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &idx[0], &h[0]->held, 10000));
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &idx[1], &h[1]->held, 10000));
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			cm_peer_hold(&q, &idx[2], &h[2]->held, 10000));
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &idx[2], &h[3]->held, 10000));
+	/* what leaves makes room for its sender again */
+	cm_peer_unhold(&q, &h[0]->held);
+	KUNIT_EXPECT_EQ(test, 0, cm_peer_hold(&q, &idx[2], &h[2]->held, 10000));
+	for (i = 1; i < 4; i++)
+		cm_peer_unhold(&q, &h[i]->held);
+	KUNIT_EXPECT_EQ(test, 0U, q.count);
+	for (i = 0; i < CM_PEER_GID_BUCKETS; i++)
+		KUNIT_EXPECT_EQ(test, 0, q.by_gid[i]);
+}
+
+/* No REQ is held longer than CM_PEER_MAX_AGE_MS, whatever its timeouts. */
+static void peer_queue_age_cap(struct kunit *test)
+{
+	unsigned int days = 3 * 24 * 3600 * 1000U;	/* a REQ may ask 74 h */
+	struct cm_peer_index idx;
+	struct cm_peer_queue q;
+	struct peer_held *h = peer_held_new(test, 1, 400, 0);
+	unsigned long before = jiffies;
+
+	cm_peer_index_init(&idx, PEER_MATCH);
+	cm_peer_queue_init(&q, 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, CM_PEER_MAX_AGE_MS, cm_peer_hold_age_ms(&q, days));
+	KUNIT_EXPECT_EQ(test, 500U, cm_peer_hold_age_ms(&q, 500));
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_hold(&q, &idx, &h->held, days));
+	KUNIT_EXPECT_LE(test, h->held.expires,
+			jiffies + msecs_to_jiffies(CM_PEER_MAX_AGE_MS));
+	KUNIT_EXPECT_GE(test, h->held.expires,
+			before + msecs_to_jiffies(CM_PEER_MAX_AGE_MS));
+	cm_peer_unhold(&q, &h->held);
 }
 
 static void peer_queue_expiry(struct kunit *test)
@@ -427,6 +493,8 @@ static struct kunit_case cm_peer_index_test_cases[] = {
 	KUNIT_CASE(peer_index_no_match),
 	KUNIT_CASE(peer_queue_bounds),
 	KUNIT_CASE(peer_queue_svc_bound),
+	KUNIT_CASE(peer_queue_gid_share),
+	KUNIT_CASE(peer_queue_age_cap),
 	KUNIT_CASE(peer_queue_expiry),
 	KUNIT_CASE(peer_queue_withdraw),
 	KUNIT_CASE(peer_index_model),

@@ -535,8 +535,8 @@ struct ib_cm_id *peer_listen_on(struct kunit *test,
 	ib_destroy_cm_id(al->cm_id);
 	al->cm_id = NULL;
 	peer_listen_end = al;
-	listen = ib_cm_insert_peer_listen(al->dev, peer_listen_handler,
-					  cpu_to_be64(sid), PEER_ID_LEN);
+	listen = ib_cm_insert_peer_listen(al->dev, peer_listen_handler, NULL,
+					  NULL, cpu_to_be64(sid), PEER_ID_LEN);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, peer_unlisten, listen));
@@ -653,6 +653,7 @@ void peer_fuzz_base_req(struct peer_fuzz *f, struct cm_req_msg *req,
 	put_unaligned_be32(prandom_u32_state(&f->rnd), &remote.raw[12]);
 
 	IBA_SET(CM_REQ_LOCAL_COMM_ID, req, prandom_u32_state(&f->rnd) | 1);
+	IBA_SET(CM_REQ_PEER_TO_PEER, req, 1);
 	IBA_SET(CM_REQ_SERVICE_ID, req, sid);
 	IBA_SET(CM_REQ_LOCAL_CA_GUID, req, prandom_u32_state(&f->rnd));
 	IBA_SET(CM_REQ_LOCAL_QPN, req, prandom_u32_state(&f->rnd) & 0xffffff);

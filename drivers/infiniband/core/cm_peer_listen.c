@@ -46,20 +46,28 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 					     struct cm_id_private *cm_id_priv,
 					     struct cm_req_msg *req_msg)
 {
+	const struct ib_gid_attr *gid_attr =
+		rdma_ah_read_grh(&cm_id_priv->av.ah_attr)->sgid_attr;
+	const void *data = IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA, req_msg);
 	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
 	struct cm_peer_svc *svc = node->peer_svc;
 	struct cm_id_private *listener;
 	struct cm_peer_req req;
 
 	lockdep_assert_held(&cm.lock);
-	listener = list_first_entry_or_null(&svc->listeners,
-					    struct cm_id_private,
-					    peer_listen_item);
-	if (!pend || !listener)
+	if (!pend)
+		return NULL;
+	/* the first that takes it: a REQ for another address waits on */
+	list_for_each_entry(listener, &svc->listeners, peer_listen_item)
+		if (!listener->peer_takes ||
+		    listener->peer_takes(&listener->id, gid_attr, data))
+			break;
+	if (list_entry_is_head(listener, &svc->listeners, peer_listen_item))
 		return NULL;
 	cm_peer_parse_req(req_msg, &req);
-	if (cm_peer_first(&svc->index, CM_PEER_WAITING, &req.key) ||
-	    cm_peer_first(&svc->index, CM_PEER_HELD, &req.key))
+	if (IBA_GET(CM_REQ_PEER_TO_PEER, req_msg) &&
+	    (cm_peer_first(&svc->index, CM_PEER_WAITING, &req.key) ||
+	     cm_peer_first(&svc->index, CM_PEER_HELD, &req.key)))
 		return NULL;
 	pend->entry.key = req.key;
 	memcpy(pend->match, req.key.match, svc->index.match_len);
@@ -101,16 +109,21 @@ int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key)
  * @cm_handler: Called with IB_CM_REQ_RECEIVED on a new cm_id, listen_id
  *   the returned cm_id, as for ib_cm_insert_listen(); every listener of
  *   @service_id uses the same.
+ * @takes: Whether this listener takes a REQ, from the local GID it came to
+ *   and its private data; NULL to take every one.  Called under a
+ *   spinlock.
+ * @context: The returned cm_id's context, for @takes.
  * @service_id: The service ID, in network byte order, peer ids may bind.
  * @match_len: As for ib_cm_peer_bind().
  *
  * Like ib_cm_insert_listen(), for a service ID that peer ids bound with
  * ib_cm_peer_bind() share: a REQ that no peer id of the REQ's key waits
  * for (see ib_send_cm_peer_req()), and that is not held for one, goes to
- * @cm_handler as in client/server.  While that connection lasts,
+ * @cm_handler as in client/server, through the first listener of the
+ * service ID that @takes it.  A peer REQ that none takes is held for a
+ * peer id; a client/server REQ is rejected.  While that connection lasts,
  * ib_send_cm_peer_req() with the same key fails, so that a pair never
- * gets two.  Without a listener such REQs are held for a peer id.
- * ib_destroy_cm_id() of the returned cm_id stops listening; it waits for
+ * gets two.  ib_destroy_cm_id() of the returned cm_id stops listening; it waits for
  * the REQ events being delivered through it.
  *
  * Context: Process context; may sleep.
@@ -119,6 +132,7 @@ int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key)
  */
 struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,
 					  ib_cm_handler cm_handler,
+					  ib_cm_peer_takes takes, void *context,
 					  __be64 service_id, u8 match_len)
 {
 	struct cm_id_private *cm_id_priv, *first;
@@ -126,7 +140,7 @@ struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,
 	struct ib_cm_id *cm_id;
 	int ret;
 
-	cm_id = ib_create_cm_id(device, cm_handler, NULL);
+	cm_id = ib_create_cm_id(device, cm_handler, context);
 	if (IS_ERR(cm_id))
 		return cm_id;
 	ret = ib_cm_peer_bind(cm_id, service_id, match_len);
@@ -140,6 +154,7 @@ struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,
 	if (first && first->id.cm_handler != cm_handler) {
 		ret = -EBUSY;
 	} else {
+		cm_id_priv->peer_takes = takes;
 		list_add_tail(&cm_id_priv->peer_listen_item, &svc->listeners);
 		cm_id_priv->peer_listen = true;
 	}

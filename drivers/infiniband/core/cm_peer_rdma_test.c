@@ -8,6 +8,7 @@
  * RDMA_CM_EVENT_ESTABLISHED with the other's private data, and a SEND
  * goes each way.
  */
+#include <linux/cred.h>
 #include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
@@ -503,12 +504,83 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 }
 #endif
 
+static void peer_rdma_destroy_id(void *id)
+{
+	rdma_destroy_id(id);
+}
+
+enum { PEER_NONE, PEER_BEFORE_BIND, PEER_AFTER_BIND };
+
+/*
+ * As user @uid through ucma: a reusable id of its own bound to @src, with
+ * the option set as @peer says.
+ */
+static int peer_rdma_user_bind(struct kunit *test, uid_t uid,
+			       struct sockaddr *src, int peer)
+{
+	struct cred *cred = prepare_creds();
+	const struct cred *old;
+	struct rdma_cm_id *id;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cred->euid = make_kuid(&init_user_ns, uid);
+	old = override_creds(cred);
+	id = rdma_create_user_id(peer_rdma_handler, NULL, RDMA_PS_TCP,
+				 IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out;
+	}
+	ret = kunit_add_action_or_reset(test, peer_rdma_destroy_id, id) ?:
+	      rdma_set_reuseaddr(id, 1);
+	if (!ret && peer == PEER_BEFORE_BIND)
+		ret = rdma_set_peer_to_peer(id, true);
+	if (!ret)
+		ret = rdma_bind_addr(id, src);
+	if (!ret && peer == PEER_AFTER_BIND)
+		ret = rdma_set_peer_to_peer(id, true);
+out:
+	revert_creds(old);
+	put_cred(cred);
+	return ret;
+}
+
+/*
+ * Peer ids share an address and port only with peer ids of their owner:
+ * another user's would take the REQs meant for them.  Ids without the
+ * option share as before.
+ */
+static void peer_rdma_owner(struct kunit *test)
+{
+	struct peer_rdma_end *k;
+	struct sockaddr *src;
+
+	k = peer_rdma_end_create(test, "kk", PEER_RDMA_PORT + 20, 0, true);
+	src = (struct sockaddr *)&k->src;
+	KUNIT_EXPECT_EQ(test, 0,
+			peer_rdma_user_bind(test, 1000, src, PEER_BEFORE_BIND));
+	KUNIT_EXPECT_EQ(test, 0,
+			peer_rdma_user_bind(test, 1000, src, PEER_AFTER_BIND));
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			peer_rdma_user_bind(test, 1001, src, PEER_BEFORE_BIND));
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			peer_rdma_user_bind(test, 1001, src, PEER_AFTER_BIND));
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			peer_rdma_user_bind(test, 0, src, PEER_BEFORE_BIND));
+	KUNIT_EXPECT_EQ(test, 0,
+			peer_rdma_user_bind(test, 1001, src, PEER_NONE));
+	/* the kernel's ids are root's, not a user's */
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE, rdma_set_peer_to_peer(k->id, true));
+}
+
 static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_collision),
 	KUNIT_CASE_SLOW(peer_rdma_late),
 	KUNIT_CASE_SLOW(peer_rdma_ondemand),
 	KUNIT_CASE_SLOW(peer_rdma_ece),
 	KUNIT_CASE_SLOW(peer_rdma_iwarp),
+	KUNIT_CASE_SLOW(peer_rdma_owner),
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 	KUNIT_CASE_SLOW(peer_rdma_user_passive_disconnect),
 #endif

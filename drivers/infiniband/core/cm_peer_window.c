@@ -96,6 +96,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	lockdep_assert_held(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
 	if (cm_peer_listed(cm_id_priv)) {
+		IBA_SET(CM_REQ_PEER_TO_PEER, (struct cm_req_msg *)msg->mad, 1);
 		wait->port = port;
 		/* going down: posted, the MAD agent's end fails it */
 		if (!port->cm_dev->going_down &&

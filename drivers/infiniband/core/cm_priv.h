@@ -107,6 +107,7 @@ struct cm_device {
 	struct list_head peer_rejs;	/* see cm_peer_rej_first(), cm.lock */
 	unsigned int peer_nr_rejs;
 	atomic_t peer_nodes;		/* peer service IDs bound */
+	struct rb_root peer_node_tree;	/* their nodes, cm.lock; kzalloc'd */
 	unsigned int peer_window;	/* CM_PEER_WINDOW; KUnit changes it */
 	struct cm_port *port[];
 };
@@ -196,16 +197,18 @@ struct cm_id_private {
 	struct cm_peer_wait *peer_wait;	/* our key, see cm_peer_list() */
 	struct cm_peer_pending *peer_pending; /* cm_peer_listener_takes() */
 	bool peer_listen;		/* ib_cm_insert_peer_listen() */
+	ib_cm_peer_takes peer_takes;	/* ... its filter, or NULL */
 	struct list_head peer_listen_item; /* cm_peer_svc.listeners */
 };
 
 /*
- * Peer-to-peer: a peer service ID is a node of listen_service_table shared
- * by the peer ids bound to it, as ib_cm_insert_listen() shares a listener.
- * The REQ path finds it with its one lookup, and a listen and a peer bind
- * of one service ID refuse each other there.  Its index holds the peer ids
- * waiting for the other end and the REQs held for them, under cm.lock.
- * With a listener (on demand), the REQs no peer id waits for go to it.
+ * Peer-to-peer: a peer service ID is a node of its device's peer_node_tree
+ * shared by the peer ids bound to it, as ib_cm_insert_listen() shares a
+ * listener.  A listen of the same service ID lives beside it: the REQ's
+ * CM_REQ_PEER_TO_PEER bit picks one (cm_peer_route_req()).  Its index
+ * holds the peer ids waiting for the other end and the REQs held for
+ * them, under cm.lock.  With a listener (on demand), the REQs no peer id
+ * waits for go to it.
  */
 struct cm_peer_svc {
 	struct cm_peer_index index;
@@ -297,8 +300,6 @@ int cm_init_av_for_response(struct cm_port *port, struct ib_wc *wc,
 void cm_move_av_from_path(struct cm_av *dest, struct cm_av *src);
 void cm_destroy_av(struct cm_av *av);
 struct cm_id_private *cm_acquire_id(__be32 local_id, __be32 remote_id);
-struct cm_id_private *cm_insert_listen(struct cm_id_private *cm_id_priv,
-				       ib_cm_handler shared_handler);
 struct cm_timewait_info *
 cm_insert_remote_id(struct cm_timewait_info *timewait_info);
 struct cm_id_private *__cm_find_remote_id(__be64 remote_ca_guid,
@@ -340,6 +341,8 @@ struct cm_peer_held *cm_peer_rep_held(struct cm_id_private *cm_id_priv,
 void cm_peer_free_held(struct cm_peer_held *held);
 void cm_peer_expire_handler(struct work_struct *_work);
 void cm_peer_drain(struct cm_device *cm_dev);
+struct cm_id_private *cm_peer_route_req(struct cm_work *work,
+					struct cm_id_private *listen);
 int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node);
 void cm_peer_keep_req(struct cm_id_private *cm_id_priv);
 bool cm_peer_persist(struct cm_id_private *cm_id_priv,
@@ -394,6 +397,12 @@ static inline void cm_peer_expire_handler(struct work_struct *_work)
 
 static inline void cm_peer_drain(struct cm_device *cm_dev)
 {
+}
+
+static inline struct cm_id_private *
+cm_peer_route_req(struct cm_work *work, struct cm_id_private *listen)
+{
+	return listen;
 }
 
 static inline int

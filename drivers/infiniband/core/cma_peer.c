@@ -167,6 +167,32 @@ int cma_peer_listen(struct rdma_id_private *id_priv)
 	return cma_peer_listen_port(id_priv);
 }
 
+/*
+ * Does our peer listener take a REQ that no peer id waits for?  Only one
+ * for its own address and namespace, as cma_find_listener() would pick
+ * it: a REQ for another address of the port waits for its peer id there,
+ * maybe another user's.  A GID without a netdev (IB) tells no namespace:
+ * only the initial one's listeners take such REQs.  Under ib_cm's lock.
+ */
+bool cma_peer_takes(struct ib_cm_id *listen_id,
+		    const struct ib_gid_attr *gid_attr, const void *private_data)
+{
+	struct rdma_id_private *id_priv = listen_id->context;
+	struct net *net = id_priv->id.route.addr.dev_addr.net;
+	struct net_device *ndev;
+	bool ret;
+
+	if (!cma_match_private_data(id_priv, private_data))
+		return false;
+	if (!gid_attr)
+		return net_eq(net, &init_net);
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(gid_attr);
+	ret = net_eq(IS_ERR(ndev) ? &init_net : dev_net(ndev), net);
+	rcu_read_unlock();
+	return ret;
+}
+
 /* The cm_id of rdma_connect(): the id's peer bind, made at latest here. */
 struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 				const struct rdma_conn_param *conn_param)
@@ -207,7 +233,9 @@ int cma_peer_established(struct rdma_id_private *id_priv,
  * second id.  The id takes the REQs for its own port's service ID that
  * come from the remote address and port it connects to; several ids may
  * share a local port (RDMA_OPTION_ID_REUSEADDR before rdma_bind_addr()),
- * one per remote address and port.  The end that turns passive answers
+ * one per remote address and port, and only ids of one owner: a bind
+ * that would share an address and port with another user's peer ids
+ * fails.  The end that turns passive answers
  * with what it passed to rdma_connect() (private data, responder
  * resources, initiator depth, RNR retry count) and sees the other end's
  * REQ private data with ESTABLISHED; the active end sees the passive
@@ -231,9 +259,10 @@ int cma_peer_established(struct rdma_id_private *id_priv,
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL for a non-RC or listening id; -EISCONN once
  * rdma_connect() was called; -EADDRINUSE when another peer id has the same
- * local and remote address and port, or a listener owns the local port's
- * service ID on the device; -EOPNOTSUPP without peer-to-peer support or on
- * a device without the IB CM.
+ * local and remote address and port, or when the id shares its address
+ * and port (RDMA_OPTION_ID_REUSEADDR) with a peer id or peer listener of
+ * another owner (effective uid; kernel ids are root's); -EOPNOTSUPP
+ * without peer-to-peer support or on a device without the IB CM.
  */
 int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 {
@@ -264,14 +293,19 @@ int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 		id_priv->peer = enable;
 		if (!enable) {
 			cma_peer_unbind(id_priv);
+			cma_peer_own_port(id_priv, false);
 			break;
 		}
 		/* the remote address is known from ADDR_RESOLVED on */
 		dst = state != RDMA_CM_IDLE && state != RDMA_CM_ADDR_BOUND &&
 		      state != RDMA_CM_ADDR_QUERY;
-		ret = cma_peer_bind(id_priv, dst);
-		if (ret)
+		ret = cma_peer_own_port(id_priv, true);
+		if (!ret)
+			ret = cma_peer_bind(id_priv, dst);
+		if (ret) {
 			id_priv->peer = 0;
+			cma_peer_own_port(id_priv, false);
+		}
 		break;
 	case RDMA_CM_LISTEN:
 		ret = -EINVAL;
