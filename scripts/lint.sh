@@ -122,5 +122,31 @@ if [ ${#wired[@]} -gt 0 ]; then
 fi
 record lint/sparse_w1_patched_no_new_warnings $rc
 
+# struct rdma_id_private is rdma_cm's, but ib_core's restrack reaches its
+# res by offset (container_of), and a distribution's ib_core loads beside
+# our rdma_cm: every field of the pristine struct keeps its offset (the
+# CRCs of the ABI check do not see this).
+log "rdma_id_private: pristine fields keep their offsets"
+rc=0
+python3 - "$base_mod/cma.o" "$HOST_MOD/cma.o" <<'EOF' || rc=1
+import re, subprocess, sys
+
+
+def layout(obj):
+    out = subprocess.run(["pahole", "-C", "rdma_id_private", obj],
+                         capture_output=True, text=True, check=True).stdout
+    return {m[1]: (int(m[2]), int(m[3] or 0)) for m in re.finditer(
+        r"([\w\[\]]+)(?::\d+)?;\s*/\*\s*(\d+)(?::\s*(\d+))?", out)}
+
+
+base, ours = layout(sys.argv[1]), layout(sys.argv[2])
+moved = [f"{k} {base[k]} -> {ours.get(k)}" for k in base
+         if ours.get(k) != base[k]]
+print(f"{len(base)} pristine fields, {len(ours) - len(base)} added, "
+      f"moved: {moved or 'none'}")
+sys.exit(1 if moved or len(base) < 10 else 0)
+EOF
+record lint/rdma_id_private_layout_kept $rc
+
 cat "$out"
 exit $fail

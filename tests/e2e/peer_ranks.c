@@ -224,6 +224,8 @@ static void poll_wcs(void)
 	struct ibv_wc wc[16];
 	int n, i;
 
+	if (!cq)	/* no QP yet: only peers that connect to our listener */
+		return;
 	while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
 		for (i = 0; i < n; i++)
 			on_wc(&wc[i]);

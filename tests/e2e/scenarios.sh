@@ -176,7 +176,10 @@ e2e_scenarios() {
 	run otheraddr "$PEER_BIN" "${ping_args[@]}" --port 7487 \
 		--peer-name "$other" --shared-host --start-ms "$start" \
 		"${late_arg[@]}" --timeout-ms 30000
-	[ "$me" = b ] && wait $nl
+	if [ "$me" = b ]; then
+		wait $nl
+		echo $? >"$out/otheraddr-listener.rc"
+	fi
 
 	# 3b. late: b's process starts 0.5, 2 and 5 s after a connected (three
 	#    pairs at once); a's REQ finds nothing bound on b, is rejected and
@@ -327,7 +330,9 @@ owners() {
 		>"$out/stock-rej.log" 2>&1
 	echo $? >"$out/stock-rej.rc"
 	echo $(($(date +%s%3N) - t0)) >"$out/stock-rej.ms"
-	wait $nl $nb
+	wait $nl
+	echo $? >"$out/owner-listener.rc"
+	wait $nb
 }
 
 run() {	# run <scenario> <command...>: log, exit code, counters around it

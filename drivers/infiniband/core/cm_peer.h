@@ -196,7 +196,7 @@ struct cm_peer_queue {
 	unsigned int max_held_svc;
 	unsigned int max_age_ms;
 	u32 gid_seed;
-	u16 by_gid[CM_PEER_GID_BUCKETS];
+	unsigned int by_gid[CM_PEER_GID_BUCKETS];
 };
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER)

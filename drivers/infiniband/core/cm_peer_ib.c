@@ -56,7 +56,7 @@ static int cm_peer_node_cmp(const void *key, const struct rb_node *rb)
 	return sid < cur ? -1 : sid > cur;
 }
 
-static int cm_peer_node_less(struct rb_node *a, const struct rb_node *b)
+static int cm_peer_node_cmp_rb(struct rb_node *a, const struct rb_node *b)
 {
 	return cm_peer_node_cmp(&rb_entry(a, struct cm_id_private,
 					  service_node)->id.service_id, b);
@@ -86,7 +86,7 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 
 	spin_lock_irq(&cm.lock);
 	rb = rb_find_add(&node->service_node, &cm_dev->peer_node_tree,
-			 cm_peer_node_less);
+			 cm_peer_node_cmp_rb);
 	if (rb) {
 		cur = rb_entry(rb, struct cm_id_private, service_node);
 		if (cur->peer_svc->index.match_len == match_len) {
@@ -205,8 +205,8 @@ void cm_peer_unbind(struct cm_id_private *cm_id_priv)
 /*
  * Peer-to-peer connection establishment (IBTA Vol 1, chapter 12).
  *
- * A peer id binds its own service ID (ib_cm_peer_bind()), a node of
- * listen_service_table, and sends its REQ to the other end's service ID
+ * A peer id binds its own service ID (ib_cm_peer_bind()), a node of its
+ * device's peer_node_tree, and sends its REQ to the other end's service ID
  * with ib_send_cm_peer_req().  A REQ that reaches a peer node is matched
  * with a peer id of that node waiting for it, by key: the two port GIDs
  * and the first match_len bytes of the REQ's private data, as the peer id
@@ -918,19 +918,21 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
  *   connection, besides the two port GIDs; 0 to 92.  The same for every
  *   peer of @service_id on the device.
  *
- * A REQ for @service_id on the cm_id's device is then matched with the
- * peer ids bound to it by ib_send_cm_peer_req()'s key; ib_cm_listen() on it
- * fails.  Several ids may bind the same service ID; their keys tell them
- * apart.  A REQ that no peer id waits for is held until
+ * A peer REQ (one sent by ib_send_cm_peer_req()) for @service_id on the
+ * cm_id's device is then matched with the peer ids bound to it by
+ * ib_send_cm_peer_req()'s key; a client/server REQ goes to a listener of
+ * @service_id, which may live beside the bind, or is rejected.  Several
+ * ids may bind the same service ID; their keys tell them apart.  A peer
+ * REQ that no peer id waits for is held until
  * ib_send_cm_peer_req() claims it or its sender would have given up (its
- * response timeout and retries), answered with an MRA when resent (at once
- * if never); with ib_cm_insert_peer_listen() it goes to the listener
- * instead.  ib_destroy_cm_id() releases the bind.  Binding again with the
- * same arguments is a no-op.
+ * response timeout and retries; 20 s at most, CM_PEER_MAX_AGE_MS),
+ * answered with an MRA when resent (at once if never); with
+ * ib_cm_insert_peer_listen() it goes to the listener instead.
+ * ib_destroy_cm_id() releases the bind.  Binding again with the same
+ * arguments is a no-op.
  *
  * Context: Process context; may sleep.
- * Return: 0; -EADDRINUSE when a listener owns @service_id on the device;
- * -EINVAL when the cm_id is not idle or is bound otherwise, when
+ * Return: 0; -EINVAL when the cm_id is not idle or is bound otherwise, when
  * @service_id is in the range the CM assigns, when @match_len is too long
  * or differs from the other peers' of @service_id; -EOPNOTSUPP when the
  * device has no IB CM port or peer-to-peer support is not built; -ENOMEM.

@@ -660,15 +660,16 @@ static void peer_ib_listen_beside_peer(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, cli->status);
 	KUNIT_EXPECT_TRUE(test, srv->got_req);
 	KUNIT_EXPECT_FALSE(test, a->got_req);
-	/* the listener's new id is the server's now: drop the listener */
-	if (srv->cm_id != listen_id)
-		ib_destroy_cm_id(listen_id);
 
+	/* the listener stays: the peer REQs pass it by */
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	peer_end_wait(a);
 	peer_end_wait(b);
 	peer_expect_one_connection(test, a, b);
+	/* the listener's new id is the server's now: drop the listener */
+	if (srv->cm_id != listen_id)
+		ib_destroy_cm_id(listen_id);
 }
 
 static bool peer_takes_none(struct ib_cm_id *listen_id,

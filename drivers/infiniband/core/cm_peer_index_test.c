@@ -216,7 +216,7 @@ static void peer_queue_gid_share(struct kunit *test)
 		cm_peer_unhold(&q, &h[i]->held);
 	KUNIT_EXPECT_EQ(test, 0U, q.count);
 	for (i = 0; i < CM_PEER_GID_BUCKETS; i++)
-		KUNIT_EXPECT_EQ(test, 0, q.by_gid[i]);
+		KUNIT_EXPECT_EQ(test, 0U, q.by_gid[i]);
 }
 
 /* No REQ is held longer than CM_PEER_MAX_AGE_MS, whatever its timeouts. */

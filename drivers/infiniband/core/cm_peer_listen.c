@@ -16,7 +16,8 @@
  * client/server.  Its id keeps the key in the index while the connection
  * lasts: a peer connect of the same key is refused (cm_peer_taken()), so
  * that a pair never gets two connections.  The entry is allocated before
- * cm.lock is taken, on devices with peer service IDs.
+ * cm.lock is taken, on devices with peer service IDs; without it a peer
+ * REQ is held, a client/server one rejected.
  */
 void cm_peer_pending_alloc(struct cm_id_private *cm_id_priv)
 {
@@ -24,7 +25,7 @@ void cm_peer_pending_alloc(struct cm_id_private *cm_id_priv)
 
 	pend = kzalloc(sizeof(*pend), GFP_KERNEL);
 	if (!pend)
-		return;		/* the REQ is held, as without a listener */
+		return;		/* as without a listener */
 	RB_CLEAR_NODE(&pend->entry.node);
 	pend->cm_id_priv = cm_id_priv;
 	cm_id_priv->peer_pending = pend;

@@ -512,8 +512,8 @@ static void peer_rdma_destroy_id(void *id)
 enum { PEER_NONE, PEER_BEFORE_BIND, PEER_AFTER_BIND };
 
 /*
- * As user @uid through ucma: a reusable id of its own bound to @src, with
- * the option set as @peer says.
+ * As user @uid, an id created as ucma creates them (rdma_create_user_id()),
+ * reusable, bound to @src, with the option set as @peer says.
  */
 static int peer_rdma_user_bind(struct kunit *test, uid_t uid,
 			       struct sockaddr *src, int peer)
@@ -547,31 +547,55 @@ out:
 }
 
 /*
- * Peer ids share an address and port only with peer ids of their owner:
- * another user's would take the REQs meant for them.  Ids without the
- * option share as before.
+ * Peer ids share an address and port only with ids of their owner:
+ * another user's would take the REQs meant for them, or block their
+ * listener.  Ids without the option share as before among themselves.
  */
 static void peer_rdma_owner(struct kunit *test)
 {
 	struct peer_rdma_end *k;
+	struct rdma_cm_id *kid;
+	struct sockaddr_in sin;
 	struct sockaddr *src;
 
+	/* the device's address; the kernel's id keeps its own port */
 	k = peer_rdma_end_create(test, "kk", PEER_RDMA_PORT + 20, 0, true);
-	src = (struct sockaddr *)&k->src;
+	sin = k->src;
+	sin.sin_port = htons(PEER_RDMA_PORT + 21);
+	src = (struct sockaddr *)&sin;
 	KUNIT_EXPECT_EQ(test, 0,
 			peer_rdma_user_bind(test, 1000, src, PEER_BEFORE_BIND));
 	KUNIT_EXPECT_EQ(test, 0,
 			peer_rdma_user_bind(test, 1000, src, PEER_AFTER_BIND));
+	KUNIT_EXPECT_EQ(test, 0,
+			peer_rdma_user_bind(test, 1000, src, PEER_NONE));
 	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
 			peer_rdma_user_bind(test, 1001, src, PEER_BEFORE_BIND));
 	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
-			peer_rdma_user_bind(test, 1001, src, PEER_AFTER_BIND));
+			peer_rdma_user_bind(test, 1001, src, PEER_NONE));
 	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
-			peer_rdma_user_bind(test, 0, src, PEER_BEFORE_BIND));
+			peer_rdma_user_bind(test, 0, src, PEER_NONE));
+
+	/* without the option ids of two users share; then none takes it */
+	sin.sin_port = htons(PEER_RDMA_PORT + 22);
+	KUNIT_EXPECT_EQ(test, 0,
+			peer_rdma_user_bind(test, 1000, src, PEER_NONE));
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			peer_rdma_user_bind(test, 1001, src, PEER_AFTER_BIND));
 	KUNIT_EXPECT_EQ(test, 0,
 			peer_rdma_user_bind(test, 1001, src, PEER_NONE));
 	/* the kernel's ids are root's, not a user's */
-	KUNIT_EXPECT_EQ(test, -EADDRINUSE, rdma_set_peer_to_peer(k->id, true));
+	kid = rdma_create_id(&init_net, peer_rdma_handler, NULL, RDMA_PS_TCP,
+			     IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(kid));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   peer_rdma_destroy_id,
+							   kid));
+	sin.sin_port = htons(PEER_RDMA_PORT + 21);
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			rdma_set_reuseaddr(kid, 1) ?:
+			rdma_set_peer_to_peer(kid, true) ?:
+			rdma_bind_addr(kid, src));
 }
 
 static struct kunit_case cm_peer_rdma_test_cases[] = {

@@ -88,6 +88,16 @@ static int cma_peer_save_param(struct rdma_id_private *id_priv,
 	return 0;
 }
 
+/*
+ * AF_IB ids have no rdma_cm header to match a REQ by: their peer node
+ * would have another match length than the AF_INET ids' of the same
+ * service ID, which live in another bind list, maybe another namespace.
+ */
+static bool cma_peer_af_ib(struct rdma_id_private *id_priv)
+{
+	return cma_src_addr(id_priv)->sa_family == AF_IB;
+}
+
 /* The peer model needs the IB CM: not on iWARP devices. */
 static bool cma_peer_unsupported(struct rdma_id_private *id_priv)
 {
@@ -110,6 +120,8 @@ int cma_peer_bind(struct rdma_id_private *id_priv, bool dst)
 	if (!id_priv->peer || !id_priv->id.device ||
 	    cma_peer_unsupported(id_priv))
 		return 0;
+	if (cma_peer_af_ib(id_priv))
+		return -EAFNOSUPPORT;
 	if (dst) {
 		ret = cma_peer_claim_tuple(id_priv);
 		if (ret)
@@ -157,6 +169,8 @@ int cma_peer_listen(struct rdma_id_private *id_priv)
 {
 	if (cma_peer_unsupported(id_priv))
 		return -EOPNOTSUPP;
+	if (cma_peer_af_ib(id_priv))
+		return -EAFNOSUPPORT;
 	if (id_priv->internal_id)
 		return 0;	/* a device's part of a listener, under lock */
 	mutex_lock(&id_priv->handler_mutex);
@@ -233,36 +247,38 @@ int cma_peer_established(struct rdma_id_private *id_priv,
  * second id.  The id takes the REQs for its own port's service ID that
  * come from the remote address and port it connects to; several ids may
  * share a local port (RDMA_OPTION_ID_REUSEADDR before rdma_bind_addr()),
- * one per remote address and port, and only ids of one owner: a bind
- * that would share an address and port with another user's peer ids
- * fails.  The end that turns passive answers
- * with what it passed to rdma_connect() (private data, responder
- * resources, initiator depth, RNR retry count) and sees the other end's
- * REQ private data with ESTABLISHED; the active end sees the passive
- * end's in its REP.  The port's service ID is bound as peer as soon as the
- * device and port are known (at once, at rdma_bind_addr() to a device's
- * address, or when address resolution completes), so a peer REQ that
- * arrives before our rdma_connect() waits for it, whatever the order of
- * the calls; the 4-tuple is claimed once the remote address is known.  A
- * peer REQ rejected because the other end has not bound its port yet is
- * sent again, with backoff, within the connect's usual timeout; after it,
- * RDMA_CM_EVENT_REJECTED (status IB_CM_REJ_INVALID_SERVICE_ID).  Set
- * before rdma_listen(), the listener shares its port with the peer ids
- * that connect from it (on demand; all with RDMA_OPTION_ID_REUSEADDR): a
- * REQ that no peer id of the port waits for is a CONNECT_REQUEST of the
- * listener, and while that connection lasts rdma_connect() of a peer id
- * to the same remote address and port fails (-EALREADY, then -EISCONN).
- * IB CM devices only (IB, RoCE): on an id bound to an iWARP device the
- * option fails, and rdma_connect() or rdma_listen() of an id with the
- * option that got an iWARP device fails, with -EOPNOTSUPP.
+ * one per remote address and port, and only ids of one owner (the
+ * effective uid that created them; root for kernel ids): a bind that would
+ * share an address and port with another user's ids, or the option on an
+ * id that shares them, fails.  AF_IB ids cannot take the option.  The end
+ * that turns passive answers with what it passed to rdma_connect()
+ * (private data, responder resources, initiator depth, RNR retry count)
+ * and sees the other end's REQ private data with ESTABLISHED; the active
+ * end sees the passive end's in its REP.  The port's service ID is bound as
+ * peer as soon as the device and port are known (at once, at
+ * rdma_bind_addr() to a device's address, or when address resolution
+ * completes), so a peer REQ that arrives before our rdma_connect() waits
+ * for it, whatever the order of the calls; the 4-tuple is claimed once the
+ * remote address is known.  A peer REQ rejected because the other end has
+ * not bound its port yet is sent again, with backoff, within the connect's
+ * usual timeout; after it, RDMA_CM_EVENT_REJECTED (status
+ * IB_CM_REJ_INVALID_SERVICE_ID).  Set before rdma_listen(), the listener
+ * shares its port with the peer ids that connect from it (on demand; all
+ * with RDMA_OPTION_ID_REUSEADDR): a REQ that no peer id of the port waits
+ * for is a CONNECT_REQUEST of the listener, and while that connection
+ * lasts rdma_connect() of a peer id to the same remote address and port
+ * fails (-EALREADY, then -EISCONN).  IB CM devices only (IB, RoCE): on an
+ * id bound to an iWARP device the option fails, and rdma_connect() or
+ * rdma_listen() of an id with the option that got an iWARP device fails,
+ * with -EOPNOTSUPP.
  *
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL for a non-RC or listening id; -EISCONN once
  * rdma_connect() was called; -EADDRINUSE when another peer id has the same
  * local and remote address and port, or when the id shares its address
- * and port (RDMA_OPTION_ID_REUSEADDR) with a peer id or peer listener of
- * another owner (effective uid; kernel ids are root's); -EOPNOTSUPP
- * without peer-to-peer support or on a device without the IB CM.
+ * and port with an id of another owner; -EAFNOSUPPORT for an AF_IB id;
+ * -EOPNOTSUPP without peer-to-peer support or on a device without the IB
+ * CM.
  */
 int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 {
