@@ -276,7 +276,8 @@ int cma_peer_established(struct rdma_id_private *id_priv,
  * Return: 0; -EINVAL for a non-RC or listening id; -EISCONN once
  * rdma_connect() was called; -EADDRINUSE when another peer id has the same
  * local and remote address and port, or when the id shares its address
- * and port with an id of another owner; -EAFNOSUPPORT for an AF_IB id;
+ * and port with an id of another owner; -EAFNOSUPPORT for a bound AF_IB
+ * id (an idle one fails at rdma_connect() or rdma_listen());
  * -EOPNOTSUPP without peer-to-peer support or on a device without the IB
  * CM.
  */
