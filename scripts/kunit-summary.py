@@ -8,7 +8,8 @@ Usage: kunit-summary.py CHECKS.tsv RESULTS.json [RESULTS.json ...]
 CHECKS.tsv holds further checks of the run, one per line as
 "name<TAB>PASS|FAIL".  A case reported SKIP in one results file and run in
 a later one (a suite run again through debugfs once its device exists)
-counts once, with the later status.  Prints "N passed, N failed" last and
+counts once, with the later status.  A failed case's "log" lines (see
+kunit-logs.py) are printed under it.  Prints "N passed, N failed" last and
 exits 1 when anything failed or nothing ran.
 """
 import json
@@ -18,7 +19,8 @@ import sys
 def walk(node, path, out):
     here = path + [node.get("name", "")]
     for case in node.get("test_cases", []):
-        out.append(("/".join(here + [case["name"]]), case["status"]))
+        out.append(("/".join(here + [case["name"]]), case["status"],
+                    case.get("log", [])))
     for sub in node.get("sub_groups", []):
         walk(sub, here, out)
 
@@ -28,19 +30,20 @@ def load(path):
         root = json.load(f)
     out = []
     for case in root.get("test_cases", []):
-        out.append((case["name"], case["status"]))
+        out.append((case["name"], case["status"], case.get("log", [])))
     for sub in root.get("sub_groups", []):
         walk(sub, [], out)
     return out
 
 
 def main():
-    results = {}
+    results, logs = {}, {}
     for path in sys.argv[2:]:
-        for name, status in load(path):
+        for name, status, log in load(path):
             if status == "SKIP" and name in results:
                 continue
             results[name] = status
+            logs[name] = log
     with open(sys.argv[1]) as f:
         for line in f:
             if line.strip():
@@ -49,6 +52,9 @@ def main():
     passed = failed = skipped = 0
     for name, status in results.items():
         print(f"{status:5} {name}")
+        if status not in ("PASS", "SKIP"):
+            for line in logs.get(name, []):
+                print(f"      | {line}")
         if status == "PASS":
             passed += 1
         elif status == "SKIP":

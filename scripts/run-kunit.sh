@@ -61,6 +61,8 @@ log "UML exited with $rc after $(($(date +%s) - start)) s"
 (cd "$SRC" && python3 tools/testing/kunit/kunit.py parse \
 	--json="$RESULTS/kunit.json" "$RESULTS/kunit.log") \
 	>"$RESULTS/kunit.parse.log" 2>&1 || true
+[ -s "$RESULTS/kunit.json" ] &&
+	python3 "$TOP/scripts/kunit-logs.py" "$RESULTS/kunit.json" "$RESULTS/kunit.log"
 cat "$RESULTS/kunit.parse.log"
 jsons=("$RESULTS/kunit.json")
 for s in "${DEV_SUITES[@]}"; do
@@ -68,6 +70,8 @@ for s in "${DEV_SUITES[@]}"; do
 	(cd "$SRC" && python3 tools/testing/kunit/kunit.py parse \
 		--json="$RESULTS/kunit-$s.json" "$RESULTS/ktap-$s.txt") \
 		>"$RESULTS/kunit-$s.parse.log" 2>&1 || true
+	[ -s "$RESULTS/kunit-$s.json" ] && python3 "$TOP/scripts/kunit-logs.py" \
+		"$RESULTS/kunit-$s.json" "$RESULTS/ktap-$s.txt"
 	cat "$RESULTS/kunit-$s.parse.log"
 	jsons+=("$RESULTS/kunit-$s.json")
 done

@@ -94,6 +94,7 @@ root["test_cases"] = [dict(c, name=f"{prefix}/{c['name']}")
 with open(path, "w") as f:
     json.dump(root, f, indent=1)
 PY
+	python3 "$TOP/scripts/kunit-logs.py" "$2" "$1"
 }
 kparse "$OUT/kunit.console" "$OUT/kunit-boot.json"
 grep -E '^\[[0-9:]+\] (Testing complete|Ran |=+ \[?(PASSED|FAILED)|\[(FAILED|CRASHED)\])' \

@@ -71,8 +71,11 @@ static void peer_fault_scenario(struct kunit *test)
 						   PEER_FAULT_DELAY_MS));
 
 	switch (c->path) {
-	case PEER_PATH_COLLISION:
 	case PEER_PATH_REJECT:
+		/* a never connects, however late it goes away: it must reject */
+		a->hold_req = true;
+		fallthrough;
+	case PEER_PATH_COLLISION:
 		KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, sid));
 		KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid));
 		break;

@@ -333,6 +333,7 @@ struct cm_peer_held *cm_peer_rep_held(struct cm_id_private *cm_id_priv,
 	lockdep_assert_held(&cm.lock);
 	if (!cm_id_priv->peer_wait)
 		return NULL;
+	cm_peer_window_answered(cm_id_priv);
 	return cm_peer_withdraw(&work->port->cm_dev->peer_held,
 				cpu_to_be32(IBA_GET(CM_REP_LOCAL_COMM_ID,
 						    rep_msg)),
@@ -727,7 +728,6 @@ static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
 	u8 len = cm_id_priv->peer_node->peer_svc->index.match_len;
-	u8 lifetime;
 
 	wait->entry.key.local_gid = param->primary_path->sgid;
 	wait->entry.key.remote_gid = param->primary_path->dgid;
@@ -738,8 +738,6 @@ static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
 	wait->ident.qpn = param->qp_num;
 	wait->ident.comm_id = cm_id_priv->id.local_id;
 	wait->sent = false;
-	lifetime = param->primary_path->packet_life_time;
-	wait->rtt = msecs_to_jiffies(2 * cm_convert_to_ms(lifetime));
 }
 
 /*
@@ -964,6 +962,7 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	RB_CLEAR_NODE(&wait->entry.node);
 	wait->cm_id_priv = cm_id_priv;
 	INIT_DELAYED_WORK(&wait->resend, cm_peer_resend_handler);
+	INIT_DELAYED_WORK(&wait->expire, cm_peer_window_expire_handler);
 	INIT_LIST_HEAD(&wait->window);
 	node = cm_peer_node_get(cm_dev, service_id, match_len);
 	if (IS_ERR(node)) {
@@ -1000,9 +999,6 @@ void cm_peer_keep_req(struct cm_id_private *cm_id_priv)
 	lockdep_assert_held(&cm_id_priv->lock);
 	wait->sent = true;
 	memcpy(&wait->req, cm_id_priv->msg->mad, sizeof(wait->req));
-	wait->deadline = jiffies +
-		msecs_to_jiffies(cm_id_priv->timeout_ms *
-				 (cm_id_priv->max_cm_retries + 1));
 	wait->resends = 0;
 }
 
@@ -1147,7 +1143,9 @@ static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
  * max_cm_retries + 1: the REQ is sent again after a backoff.  A port has
  * at most 64 peer REQs out unanswered (CM_PEER_WINDOW); past that the REQ
  * waits, as if in flight, until the window opens, and a REQ of the other
- * end that comes meanwhile makes this end passive at once.
+ * end that comes meanwhile makes this end passive at once.  A REQ that
+ * waits for the window to the end of its budget fails with
+ * IB_CM_REQ_ERROR; once posted late, it is resent only within its budget.
  *
  * Context: Process context; may sleep (unlike ib_send_cm_req()).
  * Return: 0 or a negative errno, as ib_send_cm_req() and ib_cm_peer_bind();
@@ -1189,10 +1187,13 @@ int ib_send_cm_peer_req(struct ib_cm_id *cm_id,
 EXPORT_SYMBOL(ib_send_cm_peer_req);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
-/* KUnit only: bounds of @device's held REQs, its window; 0s: defaults. */
+/*
+ * KUnit only: bounds of @device's held REQs, its window and a fixed
+ * retransmission timeout for its REQs; 0s: defaults.
+ */
 int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			unsigned int max_held_svc, unsigned int max_age_ms,
-			unsigned int window)
+			unsigned int window, unsigned int rto_ms)
 {
 	struct cm_device *cm_dev = ib_get_client_data(device, &cm_client);
 
@@ -1202,6 +1203,7 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 	cm_peer_queue_limits(&cm_dev->peer_held, max_held, max_held_svc,
 			     max_age_ms);
 	cm_dev->peer_window = window ?: CM_PEER_WINDOW;
+	cm_dev->peer_rto_ms = rto_ms;
 	spin_unlock_irq(&cm.lock);
 	return 0;
 }

@@ -516,15 +516,16 @@ static void peer_teardown_held_during_hold(struct kunit *test)
 
 /*
  * The window of peer REQs a port has out, cut to one: x's REQ, held at y,
- * fills it, and the REQs of a and b, connecting to each other, wait.
+ * fills it for @rto_ms (0: the RTO estimated), and the REQs of a and b,
+ * connecting to each other, wait.
  */
 static void peer_window_fill(struct kunit *test, struct peer_end *x,
 			     struct peer_end *y, struct peer_end *a,
-			     struct peer_end *b, u64 sid)
+			     struct peer_end *b, u64 sid, unsigned int rto_ms)
 {
 	unsigned long deferred = peer_counter(test, "cm_peer/deferred");
 
-	peer_set_window(test, x->dev, 1);
+	peer_set_window(test, x->dev, 1, rto_ms);
 	peer_hold_at(test, x, y, sid);
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, sid + 1));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, sid + 1));
@@ -559,9 +560,8 @@ static void peer_ib_window_answered(struct kunit *test)
 	struct peer_end *b = peer_end_create(test, "b");
 	unsigned long reqs = peer_reqs_sent(test);
 
-	/* x's round trip (2 x 4.3 s) outlasts the test: only REPs open it */
-	x->path.packet_life_time = 20;
-	peer_window_fill(test, x, y, a, b, PEER_SID + 0x300);
+	/* x's slot outlasts the test: only REPs open the window */
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x300, 60000);
 	msleep(300);
 	KUNIT_EXPECT_EQ(test, 1, a->status);
 	KUNIT_EXPECT_EQ(test, 1, b->status);
@@ -572,8 +572,8 @@ static void peer_ib_window_answered(struct kunit *test)
 }
 
 /*
- * x's REQ is not answered: the window opens after its round trip (134 ms),
- * long before its first timeout (4.4 s) would bring an MRA.
+ * x's REQ is not answered: the window opens after the port's RTO (1 s at
+ * most), long before x's first timeout (4.4 s) would bring an MRA.
  */
 static void peer_ib_window_round_trip(struct kunit *test)
 {
@@ -583,7 +583,7 @@ static void peer_ib_window_round_trip(struct kunit *test)
 	struct peer_end *b = peer_end_create(test, "b");
 
 	x->response_timeout = 20;
-	peer_window_fill(test, x, y, a, b, PEER_SID + 0x310);
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x310, 0);
 	peer_window_opened(test, a, b);
 	KUNIT_EXPECT_FALSE(test, x->got_mra);
 	peer_claim_held(test, x, y, PEER_SID + 0x310);
@@ -598,8 +598,7 @@ static void peer_ib_window_destroy(struct kunit *test)
 	struct peer_end *b = peer_end_create(test, "b");
 	unsigned long rejs;
 
-	x->path.packet_life_time = 20;
-	peer_window_fill(test, x, y, a, b, PEER_SID + 0x320);
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x320, 60000);
 	rejs = peer_counter(test, "cm_tx_msgs/rej");
 	ib_destroy_cm_id(a->cm_id);
 	a->cm_id = NULL;
@@ -610,6 +609,58 @@ static void peer_ib_window_destroy(struct kunit *test)
 	peer_end_wait(b);
 	KUNIT_EXPECT_LT(test, b->status, 0);
 	KUNIT_EXPECT_FALSE(test, b->got_req);
+}
+
+/*
+ * x's path claims a packet lifetime of 2.4 hours (31, as a user may set it
+ * with RDMA_OPTION_IB_PATH): its REQ still leaves the window after an RTO
+ * of ours, 1 s at most, and the REQs waiting behind it go.
+ */
+static void peer_ib_window_lifetime(struct kunit *test)
+{
+	struct peer_end *x = peer_end_create(test, "x");
+	struct peer_end *y = peer_end_create(test, "y");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+
+	x->path.packet_life_time = 31;
+	peer_window_fill(test, x, y, a, b, PEER_SID + 0x340, 0);
+	peer_window_opened(test, a, b);
+}
+
+/*
+ * A REQ waits for the window, towards a stock listener: no REQ comes back
+ * to give way to.  It ends with its budget, as a REQ that timed out.
+ */
+static void peer_ib_window_expires(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x350;
+	struct peer_end *x = peer_end_create(test, "x");
+	struct peer_end *y = peer_end_create(test, "y");
+	struct peer_end *srv = peer_end_create(test, "server");
+	struct peer_end *a = peer_end_create(test, "a");
+	unsigned long start;
+	unsigned int ms, budget;
+
+	peer_set_window(test, x->dev, 1, 60000);
+	peer_hold_at(test, x, y, port + 1);
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_listen(srv->cm_id, cpu_to_be64(port)));
+	a->no_retries = true;
+	a->response_timeout = 12;
+	budget = peer_req_budget_ms(&(struct ib_cm_req_param){
+		.primary_path = &a->path, .remote_cm_response_timeout = 12 });
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port));
+	peer_end_wait(a);
+	ms = jiffies_to_msecs(jiffies - start);
+	KUNIT_EXPECT_EQ(test, -ETIMEDOUT, a->status);
+	KUNIT_EXPECT_FALSE(test, srv->got_req);
+	KUNIT_EXPECT_GE(test, ms + 20, budget);
+	KUNIT_EXPECT_LT_MSG(test, ms, budget + 1000,
+			    "ended after %u ms, budget %u ms", ms, budget);
+	kunit_info(test, "queued REQ ended after %u ms (budget %u ms)\n",
+		   ms, budget);
+	peer_claim_held(test, x, y, port + 1);
 }
 
 /*
@@ -731,6 +782,8 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_window_answered),
 	KUNIT_CASE_SLOW(peer_ib_window_round_trip),
 	KUNIT_CASE_SLOW(peer_ib_window_destroy),
+	KUNIT_CASE_SLOW(peer_ib_window_lifetime),
+	KUNIT_CASE_SLOW(peer_ib_window_expires),
 	{}
 };
 

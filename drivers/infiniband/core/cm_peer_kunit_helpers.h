@@ -86,7 +86,7 @@ struct peer_end {
 	bool no_retries;	/* its REQ is never resent */
 	u8 response_timeout;	/* of its REQ, when not 0 */
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
-	bool hold_req;		/* leave the REQ unanswered, see peer_send_rep() */
+	bool hold_req;		/* leave a REQ or REP unanswered (peer_send_rep()) */
 	unsigned int slow_req_ms;	/* the REQ event takes this long */
 	bool in_req, req_refused;	/* the REQ event began, refused */
 	int rej_reason;
@@ -150,7 +150,7 @@ int cm_peer_ib_suite_init(struct kunit_suite *suite);
 void peer_set_limits(struct kunit *test, struct ib_device *dev,
 		     unsigned int max_held, unsigned int max_age_ms);
 void peer_set_window(struct kunit *test, struct ib_device *dev,
-		     unsigned int window);
+		     unsigned int window, unsigned int rto_ms);
 struct peer_fuzz *peer_fuzz_create(struct kunit *test);
 void peer_fuzz_base_req(struct peer_fuzz *f, struct cm_req_msg *req,
 			u64 sid);

@@ -341,7 +341,7 @@ static void peer_race_destroy_vs_give_way(struct kunit *test)
 		a = peer_end_create(test, "a");
 		b = peer_end_create(test, "b");
 		if (!i)
-			peer_set_window(test, a->dev, 1);
+			peer_set_window(test, a->dev, 1, 0);
 		r.e = a;
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, sid));
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(a, sid));

@@ -10,9 +10,9 @@
 
 struct ib_device;
 
-/* bounds of @device's held REQs and its window; 0s: the defaults */
+/* bounds of @device's held REQs, its window and RTO; 0s: the defaults */
 int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			unsigned int max_held_svc, unsigned int max_age_ms,
-			unsigned int window);
+			unsigned int window, unsigned int rto_ms);
 
 #endif /* _CM_PEER_TEST_H */

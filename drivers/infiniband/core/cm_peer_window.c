@@ -19,6 +19,91 @@ bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
 	return cm_id_priv->peer_wait && cm_id_priv->peer_wait->deferred;
 }
 
+/*
+ * The port's retransmission timeout for its peer REQs, as RFC 6298 computes
+ * it from the answered ones, within constants of ours.
+ */
+static unsigned long cm_peer_rto(const struct cm_port *port)
+{
+	unsigned long rto = msecs_to_jiffies(CM_PEER_RTO_INIT_MS);
+
+	if (port->cm_dev->peer_rto_ms)
+		return msecs_to_jiffies(port->cm_dev->peer_rto_ms);
+	if (port->peer_srtt)
+		rto = (port->peer_srtt >> 3) + port->peer_rttvar;
+	return clamp(rto, msecs_to_jiffies(CM_PEER_RTO_MIN_MS),
+		     msecs_to_jiffies(CM_PEER_RTO_MAX_MS));
+}
+
+/*
+ * The other end's CM answered our REQ (REP, MRA or REJ): a round-trip
+ * sample, unless the answer may be to a retransmission (Karn).
+ */
+void cm_peer_window_answered(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	struct cm_port *port = wait->port;
+	long m, err;
+
+	lockdep_assert_held(&cm.lock);
+	if (wait->deferred || !wait->out_at)
+		return;
+	m = jiffies - wait->out_at;
+	wait->out_at = 0;
+	if (wait->resends || m >= msecs_to_jiffies(cm_id_priv->timeout_ms))
+		return;
+	m = max(m, 1L);
+	if (!port->peer_srtt) {
+		port->peer_srtt = m << 3;
+		port->peer_rttvar = m << 1;
+		return;
+	}
+	err = m - (long)(port->peer_srtt >> 3);
+	port->peer_srtt += err;
+	port->peer_rttvar += abs(err) - (port->peer_rttvar >> 2);
+}
+
+/* A REQ waiting for the window ends with its budget; a timer holds a ref */
+static void cm_peer_window_time(struct cm_peer_wait *wait)
+{
+	unsigned long now = jiffies;
+
+	if (queue_delayed_work(cm.wq, &wait->expire,
+			       time_after(wait->deadline, now) ?
+			       wait->deadline - now : 0))
+		refcount_inc(&wait->cm_id_priv->refcount);
+}
+
+static void cm_peer_window_untime(struct cm_peer_wait *wait)
+{
+	if (cancel_delayed_work(&wait->expire))
+		cm_deref_id(wait->cm_id_priv);
+}
+
+/*
+ * The budget of a REQ waiting for the window is over: it fails as a REQ
+ * that timed out.  Not while it gives way to the other end's REQ: that REQ
+ * decides, and cm_peer_unyield() times ours again.
+ */
+void cm_peer_window_expire_handler(struct work_struct *_work)
+{
+	struct cm_peer_wait *wait = container_of(to_delayed_work(_work),
+						 struct cm_peer_wait, expire);
+	struct cm_id_private *cm_id_priv = wait->cm_id_priv;
+	bool expired;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	expired = wait->deferred && !list_empty(&wait->window);
+	spin_unlock(&cm.lock);
+	if (expired) {
+		cm_peer_resend_failed(cm_id_priv);
+		return;
+	}
+	spin_unlock_irq(&cm_id_priv->lock);
+	cm_deref_id(cm_id_priv);
+}
+
 /* Post the deferred REQs of @port now; under cm.lock. */
 static void cm_peer_kick(struct cm_port *port)
 {
@@ -47,7 +132,8 @@ static bool cm_peer_window_open(struct cm_port *port)
 static void cm_peer_window_add(struct cm_peer_wait *wait)
 {
 	lockdep_assert_held(&cm.lock);
-	wait->out_until = jiffies + wait->rtt;
+	wait->out_at = jiffies | 1;
+	wait->out_until = jiffies + cm_peer_rto(wait->port);
 	list_add_tail(&wait->window, &wait->port->peer_out);
 	wait->port->peer_nr_out++;
 }
@@ -63,6 +149,7 @@ void cm_peer_window_del(struct cm_id_private *cm_id_priv)
 	lockdep_assert_held(&cm.lock);
 	if (wait->deferred) {
 		wait->deferred = false;
+		cm_peer_window_untime(wait);
 		cm_free_priv_msg(cm_id_priv->msg);
 	} else if (!list_empty(&wait->window)) {
 		wait->port->peer_nr_out--;
@@ -78,6 +165,7 @@ void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
 	if (!cm_id_priv->peer_wait || cm_id_priv->peer_wait->deferred)
 		return;
 	spin_lock(&cm.lock);
+	cm_peer_window_answered(cm_id_priv);
 	cm_peer_window_del(cm_id_priv);
 	spin_unlock(&cm.lock);
 }
@@ -98,12 +186,17 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	if (cm_peer_listed(cm_id_priv)) {
 		IBA_SET(CM_REQ_PEER_TO_PEER, (struct cm_req_msg *)msg->mad, 1);
 		wait->port = port;
+		/* the budget of ib_send_cm_req(), window wait included */
+		wait->deadline = jiffies +
+			msecs_to_jiffies(cm_id_priv->timeout_ms *
+					 (cm_id_priv->max_cm_retries + 1));
 		/* going down: posted, the MAD agent's end fails it */
 		if (!port->cm_dev->going_down &&
 		    (!list_empty(&port->peer_deferred) ||
 		     !cm_peer_window_open(port))) {
 			wait->deferred = true;
 			list_add_tail(&wait->window, &port->peer_deferred);
+			cm_peer_window_time(wait);
 			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
 			/* it reschedules itself for the first round trip out */
 			cm_peer_kick(port);
@@ -125,6 +218,7 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 	spin_lock_irq(&cm.lock);
 	if (wait && wait->deferred && list_empty(&wait->window)) {
 		list_add(&wait->window, &wait->port->peer_deferred);
+		cm_peer_window_time(wait);
 		cm_peer_kick(wait->port);
 		/* going down: nothing kicks the port any more */
 		post = wait->port->cm_dev->going_down;
@@ -163,6 +257,18 @@ static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 	return cm_id_priv;
 }
 
+/* The retries of a REQ posted late that fit in what is left of its budget */
+static int cm_peer_retries_left(struct cm_id_private *cm_id_priv)
+{
+	unsigned long left = cm_id_priv->peer_wait->deadline - jiffies;
+	unsigned int tries;
+
+	if (time_after_eq(jiffies, cm_id_priv->peer_wait->deadline))
+		return 0;
+	tries = jiffies_to_msecs(left) / max(cm_id_priv->timeout_ms, 1);
+	return clamp_t(int, (int)tries - 1, 0, cm_id_priv->max_cm_retries);
+}
+
 /* Post @cm_id_priv's REQ if it still waits; drops the caller's reference. */
 static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)
 {
@@ -176,6 +282,8 @@ static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)
 	if (post) {
 		list_del(&wait->window);
 		wait->deferred = false;
+		cm_peer_window_untime(wait);
+		cm_id_priv->msg->retries = cm_peer_retries_left(cm_id_priv);
 		cm_peer_window_add(wait);
 		cm_peer_keep_req(cm_id_priv);
 	}

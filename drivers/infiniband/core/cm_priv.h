@@ -93,6 +93,8 @@ struct cm_port {
 	struct list_head peer_deferred;	/* ... and REQs waiting to be */
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
+	unsigned long peer_srtt;	/* jiffies << 3, see cm_peer_rto() */
+	unsigned long peer_rttvar;	/* jiffies << 2 */
 };
 
 struct cm_device {
@@ -109,6 +111,7 @@ struct cm_device {
 	atomic_t peer_nodes;		/* peer service IDs bound */
 	struct rb_root peer_node_tree;	/* their nodes, cm.lock; kzalloc'd */
 	unsigned int peer_window;	/* CM_PEER_WINDOW; KUnit changes it */
+	unsigned int peer_rto_ms;	/* KUnit: a fixed RTO, see cm_peer_rto() */
 	struct cm_port *port[];
 };
 
@@ -237,8 +240,9 @@ struct cm_peer_wait {
 	 */
 	bool deferred;
 	struct list_head window;	/* port->peer_out or peer_deferred */
+	struct delayed_work expire;	/* while deferred: budget's end */
 	struct cm_port *port;
-	unsigned long rtt;		/* jiffies: twice the packet lifetime */
+	unsigned long out_at;		/* jiffies: posted; 0 once timed */
 	unsigned long out_until;	/* jiffies: leaves peer_out then */
 	/* the REQ again after REJ(invalid service ID), see cm_peer_persist() */
 	struct delayed_work resend;
@@ -266,11 +270,16 @@ struct cm_peer_req {
  * costs its sender a whole timeout.  A REQ past the window is built but
  * not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
  * most connections of a storm then cost one REQ, not two.  A REQ not
- * answered within a round trip, twice its packet lifetime, is held there
- * or lost; either way it no longer fills a receive queue and leaves the
- * window, so that REQs to ends not there yet do not stall the others.
+ * answered within a retransmission timeout, estimated from the port's
+ * answered REQs as TCP does (RFC 6298) and kept within constants of ours,
+ * is held there or lost; either way it no longer fills a receive queue and
+ * leaves the window, so that REQs to ends not there yet do not stall the
+ * others.  A path's packet lifetime is the user's to set: it plays no part.
  */
-#define CM_PEER_WINDOW	64
+#define CM_PEER_WINDOW		64
+#define CM_PEER_RTO_INIT_MS	500
+#define CM_PEER_RTO_MIN_MS	20
+#define CM_PEER_RTO_MAX_MS	1000
 
 extern struct ib_cm cm;
 
@@ -364,6 +373,8 @@ int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key);
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv);
 void cm_peer_window_del(struct cm_id_private *cm_id_priv);
 void cm_peer_window_leave(struct cm_id_private *cm_id_priv);
+void cm_peer_window_answered(struct cm_id_private *cm_id_priv);
+void cm_peer_window_expire_handler(struct work_struct *_work);
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
