@@ -961,6 +961,7 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 		return -ENOMEM;
 	RB_CLEAR_NODE(&wait->entry.node);
 	wait->cm_id_priv = cm_id_priv;
+	wait->owner = (unsigned long)cm_id->cm_handler;
 	INIT_DELAYED_WORK(&wait->resend, cm_peer_resend_handler);
 	INIT_DELAYED_WORK(&wait->expire, cm_peer_window_expire_handler);
 	INIT_LIST_HEAD(&wait->window);
@@ -987,6 +988,37 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	return ret;
 }
 EXPORT_SYMBOL(ib_cm_peer_bind);
+
+/**
+ * ib_cm_peer_set_owner - Set whose share of the window a peer id's REQs take
+ * @cm_id: Connection identifier, bound with ib_cm_peer_bind().
+ * @owner: A key: the REQs of all peer ids with one key are one flow.
+ *
+ * The peer REQs waiting for a port's window are taken a flow at a time, in
+ * turn, so that no owner delays another by more than a turn however many
+ * REQs it queues.  A peer id's owner is by default its cm_handler: one
+ * flow per kernel user of ib_cm.  A user of ib_cm that serves several
+ * owners, as rdma_cm does for users, names them here.
+ *
+ * Context: Any context.
+ * Return: 0, or -EINVAL when @cm_id is not bound as a peer.
+ */
+int ib_cm_peer_set_owner(struct ib_cm_id *cm_id, unsigned long owner)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cm_id_priv->lock, flags);
+	if (cm_id_priv->peer_wait)
+		cm_id_priv->peer_wait->owner = owner;
+	else
+		ret = -EINVAL;
+	spin_unlock_irqrestore(&cm_id_priv->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL(ib_cm_peer_set_owner);
 
 /*
  * Our REQ is out: matchable from now on, and kept for cm_peer_persist(),
@@ -1208,6 +1240,15 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_limits);
+
+/* KUnit only: the flow of @device's window that peer REQs of @owner take */
+unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner)
+{
+	struct cm_device *cm_dev = ib_get_client_data(device, &cm_client);
+
+	return cm_dev ? cm_peer_window_flow(cm_dev, owner) : 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_flow);
 #endif
 
 /*

@@ -664,6 +664,58 @@ static void peer_ib_window_expires(struct kunit *test)
 }
 
 /*
+ * One owner's flood of REQs, held at the other end unanswered, fills the
+ * window and queues behind it.  Another owner's REQ waits a turn of the
+ * flood's flow, not its whole queue.
+ */
+#define PEER_FLOOD		12
+#define PEER_FAIR_RTO_MS	300
+
+static void peer_ib_window_fair(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x360;
+	struct peer_end *h = peer_end_create(test, "h");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long flooder = 1, owner = 2, start;
+	struct peer_end *x;
+	unsigned int i, ms;
+
+	/* two owners, as a user and root: flows apart */
+	while (cm_peer_test_flow(h->dev, owner) ==
+	       cm_peer_test_flow(h->dev, flooder))
+		owner++;
+	peer_set_window(test, h->dev, 1, PEER_FAIR_RTO_MS);
+	/* h is bound and never connects: the flood's REQs are held */
+	peer_identity(test, h, port, port + 1, "h");
+	for (i = 0; i < PEER_FLOOD; i++) {
+		x = peer_end_create(test, "x");
+		peer_identity(test, x, port + 0x10 + i, port, "x");
+		x->response_timeout = 20;	/* not resent in the test */
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(x->cm_id,
+							      flooder));
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(x, port));
+	}
+	peer_identity(test, a, port + 2, port + 3, "a");
+	peer_identity(test, b, port + 3, port + 2, "b");
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(a->cm_id, owner));
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(b->cm_id, owner));
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 3));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port + 2));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	ms = jiffies_to_msecs(jiffies - start);
+	peer_expect_one_connection(test, a, b);
+	/* a turn of the flood, then a's REQ, which b gives way to */
+	KUNIT_EXPECT_LT_MSG(test, ms, 4 * PEER_FAIR_RTO_MS,
+			    "connected after %u ms behind %u queued REQs", ms,
+			    PEER_FLOOD - 1);
+	kunit_info(test, "connected after %u ms, %u REQs of another owner queued\n",
+		   ms, PEER_FLOOD - 1);
+}
+
+/*
  * A client/server REQ to a peer service ID with no listener is rejected at
  * once, as on a service ID nobody bound: only peer REQs are held.
  */
@@ -784,6 +836,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_window_destroy),
 	KUNIT_CASE_SLOW(peer_ib_window_lifetime),
 	KUNIT_CASE_SLOW(peer_ib_window_expires),
+	KUNIT_CASE_SLOW(peer_ib_window_fair),
 	{}
 };
 

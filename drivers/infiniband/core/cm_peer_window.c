@@ -4,6 +4,7 @@
  * the window of peer REQs per port.
  */
 
+#include <linux/jhash.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cache.h>
@@ -11,6 +12,59 @@
 #include "core_priv.h"
 
 static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv);
+static void cm_peer_send_handler(struct work_struct *_work);
+
+/*
+ * Fairness: the REQs waiting for a port's window are queued by flow, their
+ * owner hashed with the device's random key, and the flows take the slots
+ * that open in turn.  An owner that filled the window, or queued many REQs,
+ * delays another's by one turn, not by its whole queue.
+ */
+void cm_peer_window_init(struct cm_port *port)
+{
+	unsigned int i;
+
+	INIT_LIST_HEAD(&port->peer_out);
+	for (i = 0; i < CM_PEER_FLOWS; i++)
+		INIT_LIST_HEAD(&port->peer_deferred[i]);
+	INIT_DELAYED_WORK(&port->peer_send, cm_peer_send_handler);
+}
+
+unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner)
+{
+	return jhash(&owner, sizeof(owner), cm_dev->peer_held.gid_seed) %
+	       CM_PEER_FLOWS;
+}
+
+static void cm_peer_queue(struct cm_peer_wait *wait, bool first)
+{
+	struct list_head *q = &wait->port->peer_deferred[wait->flow];
+
+	lockdep_assert_held(&cm.lock);
+	if (first)
+		list_add(&wait->window, q);
+	else
+		list_add_tail(&wait->window, q);
+	__set_bit(wait->flow, wait->port->peer_flows);
+}
+
+/* The first REQ of the flow whose turn it is; clears the flows found empty */
+static struct cm_peer_wait *cm_peer_next_waiting(struct cm_port *port)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&cm.lock);
+	for (;;) {
+		i = find_next_bit_wrap(port->peer_flows, CM_PEER_FLOWS,
+				       port->peer_next_flow);
+		if (i >= CM_PEER_FLOWS)
+			return NULL;
+		if (!list_empty(&port->peer_deferred[i]))
+			return list_first_entry(&port->peer_deferred[i],
+						struct cm_peer_wait, window);
+		__clear_bit(i, port->peer_flows);
+	}
+}
 
 /* Our peer REQ is deferred, never sent (cm_peer_post_req()). */
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
@@ -108,7 +162,8 @@ void cm_peer_window_expire_handler(struct work_struct *_work)
 static void cm_peer_kick(struct cm_port *port)
 {
 	lockdep_assert_held(&cm.lock);
-	if (!list_empty(&port->peer_deferred) && !port->cm_dev->going_down)
+	if (!bitmap_empty(port->peer_flows, CM_PEER_FLOWS) &&
+	    !port->cm_dev->going_down)
 		mod_delayed_work(cm.wq, &port->peer_send, 0);
 }
 
@@ -186,16 +241,17 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	if (cm_peer_listed(cm_id_priv)) {
 		IBA_SET(CM_REQ_PEER_TO_PEER, (struct cm_req_msg *)msg->mad, 1);
 		wait->port = port;
+		wait->flow = cm_peer_window_flow(port->cm_dev, wait->owner);
 		/* the budget of ib_send_cm_req(), window wait included */
 		wait->deadline = jiffies +
 			msecs_to_jiffies(cm_id_priv->timeout_ms *
 					 (cm_id_priv->max_cm_retries + 1));
 		/* going down: posted, the MAD agent's end fails it */
 		if (!port->cm_dev->going_down &&
-		    (!list_empty(&port->peer_deferred) ||
+		    (!bitmap_empty(port->peer_flows, CM_PEER_FLOWS) ||
 		     !cm_peer_window_open(port))) {
 			wait->deferred = true;
-			list_add_tail(&wait->window, &port->peer_deferred);
+			cm_peer_queue(wait, false);
 			cm_peer_window_time(wait);
 			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
 			/* it reschedules itself for the first round trip out */
@@ -217,7 +273,7 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 
 	spin_lock_irq(&cm.lock);
 	if (wait && wait->deferred && list_empty(&wait->window)) {
-		list_add(&wait->window, &wait->port->peer_deferred);
+		cm_peer_queue(wait, true);
 		cm_peer_window_time(wait);
 		cm_peer_kick(wait->port);
 		/* going down: nothing kicks the port any more */
@@ -239,9 +295,9 @@ static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 	unsigned long next;
 
 	spin_lock_irq(&cm.lock);
-	wait = list_first_entry_or_null(&port->peer_deferred,
-					struct cm_peer_wait, window);
+	wait = cm_peer_next_waiting(port);
 	if (wait && (all || cm_peer_window_open(port))) {
+		port->peer_next_flow = (wait->flow + 1) % CM_PEER_FLOWS;
 		cm_id_priv = wait->cm_id_priv;
 		refcount_inc(&cm_id_priv->refcount);
 	} else if (wait && !port->cm_dev->going_down) {
@@ -297,7 +353,7 @@ static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv)
 	cm_deref_id(cm_id_priv);
 }
 
-void cm_peer_send_handler(struct work_struct *_work)
+static void cm_peer_send_handler(struct work_struct *_work)
 {
 	struct cm_port *port = container_of(to_delayed_work(_work),
 					    struct cm_port, peer_send);

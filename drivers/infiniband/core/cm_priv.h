@@ -83,6 +83,9 @@ enum {
 	CM_PEER_COUNTERS
 };
 
+/* Flows of a port's waiting peer REQs, taken in turn: owners, hashed */
+#define CM_PEER_FLOWS	64
+
 struct cm_port {
 	struct cm_device *cm_dev;
 	struct ib_mad_agent *mad_agent;
@@ -90,7 +93,10 @@ struct cm_port {
 	atomic_long_t counters[CM_COUNTER_GROUPS][CM_ATTR_COUNT];
 	/* the peer REQ window, see CM_PEER_WINDOW; under cm.lock */
 	struct list_head peer_out;	/* cm_peer_wait.window: REQs posted */
-	struct list_head peer_deferred;	/* ... and REQs waiting to be */
+	/* ... and REQs waiting to be, by flow (cm_peer_next_waiting()) */
+	struct list_head peer_deferred[CM_PEER_FLOWS];
+	DECLARE_BITMAP(peer_flows, CM_PEER_FLOWS);	/* may be waiting */
+	unsigned int peer_next_flow;
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
 	unsigned long peer_srtt;	/* jiffies << 3, see cm_peer_rto() */
@@ -242,6 +248,8 @@ struct cm_peer_wait {
 	struct list_head window;	/* port->peer_out or peer_deferred */
 	struct delayed_work expire;	/* while deferred: budget's end */
 	struct cm_port *port;
+	unsigned long owner;		/* see ib_cm_peer_set_owner() */
+	unsigned int flow;		/* port->peer_deferred[], by owner */
 	unsigned long out_at;		/* jiffies: posted; 0 once timed */
 	unsigned long out_until;	/* jiffies: leaves peer_out then */
 	/* the REQ again after REJ(invalid service ID), see cm_peer_persist() */
@@ -378,7 +386,8 @@ void cm_peer_window_expire_handler(struct work_struct *_work);
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
-void cm_peer_send_handler(struct work_struct *_work);
+void cm_peer_window_init(struct cm_port *port);
+unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner);
 void cm_peer_send_all(struct cm_device *cm_dev);
 #else
 /* CONFIG_INFINIBAND_CM_PEER=n: the hooks of cm.c do nothing */
@@ -470,7 +479,7 @@ static inline int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	return -EOPNOTSUPP;
 }
 
-static inline void cm_peer_send_handler(struct work_struct *_work)
+static inline void cm_peer_window_init(struct cm_port *port)
 {
 }
 #endif /* CONFIG_INFINIBAND_CM_PEER */

@@ -106,6 +106,17 @@ static bool cma_peer_unsupported(struct rdma_id_private *id_priv)
 }
 
 /*
+ * Whose share of the port's window our REQs take (ib_cm_peer_set_owner()):
+ * a user's ids share one, each kernel ULP has its own.
+ */
+static unsigned long cma_peer_flow(struct rdma_id_private *id_priv)
+{
+	if (rdma_is_kernel_res(&id_priv->res))
+		return (unsigned long)id_priv->id.event_handler;
+	return from_kuid(&init_user_ns, id_priv->peer_uid);
+}
+
+/*
  * Bind the service ID of our own port as peer on the device as soon as the
  * device and port are known, so that a peer REQ that arrives before our
  * rdma_connect() is held for it; and once the remote address is known
@@ -141,6 +152,7 @@ int cma_peer_bind(struct rdma_id_private *id_priv, bool dst)
 		ib_destroy_cm_id(id);
 		goto err;
 	}
+	ib_cm_peer_set_owner(id, cma_peer_flow(id_priv));
 	id_priv->cm_id.ib = id;
 	return 0;
 err:
