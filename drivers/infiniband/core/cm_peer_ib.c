@@ -1249,6 +1249,22 @@ unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner)
 	return cm_dev ? cm_peer_window_flow(cm_dev, owner) : 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_flow);
+
+/* KUnit only: the congestion window of @owner's flow on port 1 */
+unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner)
+{
+	struct cm_device *cm_dev = ib_get_client_data(device, &cm_client);
+	unsigned int cwnd;
+
+	if (!cm_dev || !cm_dev->port[0])
+		return 0;
+	spin_lock_irq(&cm.lock);
+	cwnd = cm_dev->port[0]->peer_flow[cm_peer_window_flow(cm_dev,
+							      owner)].cwnd;
+	spin_unlock_irq(&cm.lock);
+	return cwnd;
+}
+EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_cwnd);
 #endif
 
 /*

@@ -716,6 +716,61 @@ static void peer_ib_window_fair(struct kunit *test)
 }
 
 /*
+ * Each owner's flow has a window that follows the answers: REQs held
+ * unanswered past the RTO close it (halved once per RTO), REQs answered
+ * at once (REJ: nothing bound there) open it.
+ */
+#define PEER_ADAPT_REQS		8
+#define PEER_ADAPT_RTO_MS	100
+
+static void peer_ib_window_adapts(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x380;
+	struct peer_end *h = peer_end_create(test, "h");
+	unsigned long lossy = 100, answered = 200;
+	unsigned int i, lossy0, answered0, halved;
+	struct peer_end *e;
+
+	while (cm_peer_test_cwnd(h->dev, lossy) < 8)
+		lossy++;
+	while (cm_peer_test_flow(h->dev, answered) ==
+	       cm_peer_test_flow(h->dev, lossy))
+		answered++;
+	peer_set_window(test, h->dev, 0, PEER_ADAPT_RTO_MS);
+	lossy0 = cm_peer_test_cwnd(h->dev, lossy);
+	answered0 = cm_peer_test_cwnd(h->dev, answered);
+	/* h is bound and never connects: lossy's REQs are held, unanswered */
+	peer_identity(test, h, port, port + 1, "h");
+	for (i = 0; i < PEER_ADAPT_REQS; i++) {
+		e = peer_end_create(test, "lossy");
+		peer_identity(test, e, port + 0x10 + i, port, "lossy");
+		e->response_timeout = 20;	/* not resent in the test */
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(e->cm_id, lossy));
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(e, port));
+	}
+	msleep(3 * PEER_ADAPT_RTO_MS);
+	/* the first of these REQs finds lossy's REQs past their RTO */
+	for (i = 0; i < PEER_ADAPT_REQS; i++) {
+		e = peer_end_create(test, "answered");
+		e->no_retries = true;
+		KUNIT_ASSERT_EQ(test, 0,
+				ib_cm_peer_bind(e->cm_id,
+						cpu_to_be64(port + 0x20 + i), 0));
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(e->cm_id,
+							      answered));
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(e, port + 0x40 + i));
+		peer_end_wait(e);
+		KUNIT_EXPECT_TRUE(test, e->got_rej);
+	}
+	halved = max(lossy0 / 2, 2U);
+	KUNIT_EXPECT_EQ(test, halved, cm_peer_test_cwnd(h->dev, lossy));
+	KUNIT_EXPECT_GT(test, cm_peer_test_cwnd(h->dev, answered), answered0);
+	kunit_info(test, "cwnd: lossy %u -> %u, answered %u -> %u\n", lossy0,
+		   cm_peer_test_cwnd(h->dev, lossy), answered0,
+		   cm_peer_test_cwnd(h->dev, answered));
+}
+
+/*
  * A client/server REQ to a peer service ID with no listener is rejected at
  * once, as on a service ID nobody bound: only peer REQs are held.
  */
@@ -837,6 +892,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_window_lifetime),
 	KUNIT_CASE_SLOW(peer_ib_window_expires),
 	KUNIT_CASE_SLOW(peer_ib_window_fair),
+	KUNIT_CASE_SLOW(peer_ib_window_adapts),
 	{}
 };
 

@@ -15,5 +15,6 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			unsigned int max_held_svc, unsigned int max_age_ms,
 			unsigned int window, unsigned int rto_ms);
 unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner);
+unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner);
 
 #endif /* _CM_PEER_TEST_H */

@@ -15,6 +15,22 @@ static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv);
 static void cm_peer_send_handler(struct work_struct *_work);
 
 /*
+ * The port's retransmission timeout for its peer REQs, as RFC 6298 computes
+ * it from the answered ones, within constants of ours.
+ */
+static unsigned long cm_peer_rto(const struct cm_port *port)
+{
+	unsigned long rto = msecs_to_jiffies(CM_PEER_RTO_INIT_MS);
+
+	if (port->cm_dev->peer_rto_ms)
+		return msecs_to_jiffies(port->cm_dev->peer_rto_ms);
+	if (port->peer_srtt)
+		rto = (port->peer_srtt >> 3) + port->peer_rttvar;
+	return clamp(rto, msecs_to_jiffies(CM_PEER_RTO_MIN_MS),
+		     msecs_to_jiffies(CM_PEER_RTO_MAX_MS));
+}
+
+/*
  * Fairness: the REQs waiting for a port's window are queued by flow, their
  * owner hashed with the device's random key, and the flows take the slots
  * that open in turn.  An owner that filled the window, or queued many REQs,
@@ -25,8 +41,11 @@ void cm_peer_window_init(struct cm_port *port)
 	unsigned int i;
 
 	INIT_LIST_HEAD(&port->peer_out);
-	for (i = 0; i < CM_PEER_FLOWS; i++)
+	for (i = 0; i < CM_PEER_FLOWS; i++) {
 		INIT_LIST_HEAD(&port->peer_deferred[i]);
+		port->peer_flow[i].cwnd = CM_PEER_CWND_INIT;
+		port->peer_flow[i].ssthresh = UINT_MAX;
+	}
 	INIT_DELAYED_WORK(&port->peer_send, cm_peer_send_handler);
 }
 
@@ -48,22 +67,53 @@ static void cm_peer_queue(struct cm_peer_wait *wait, bool first)
 	__set_bit(wait->flow, wait->port->peer_flows);
 }
 
-/* The first REQ of the flow whose turn it is; clears the flows found empty */
-static struct cm_peer_wait *cm_peer_next_waiting(struct cm_port *port)
+static bool cm_peer_flow_open(struct cm_port *port, unsigned int flow)
+{
+	return port->peer_flow[flow].out < port->peer_flow[flow].cwnd;
+}
+
+/*
+ * The first REQ of the flow whose turn it is, among the flows with room
+ * in their window (@all: any); clears the flows found empty.
+ */
+static struct cm_peer_wait *cm_peer_next_waiting(struct cm_port *port,
+						 bool all)
 {
 	unsigned int i;
 
 	lockdep_assert_held(&cm.lock);
-	for (;;) {
-		i = find_next_bit_wrap(port->peer_flows, CM_PEER_FLOWS,
-				       port->peer_next_flow);
-		if (i >= CM_PEER_FLOWS)
-			return NULL;
-		if (!list_empty(&port->peer_deferred[i]))
+	for_each_set_bit_wrap(i, port->peer_flows, CM_PEER_FLOWS,
+			      port->peer_next_flow) {
+		if (list_empty(&port->peer_deferred[i]))
+			__clear_bit(i, port->peer_flows);
+		else if (all || cm_peer_flow_open(port, i))
 			return list_first_entry(&port->peer_deferred[i],
 						struct cm_peer_wait, window);
-		__clear_bit(i, port->peer_flows);
 	}
+	return NULL;
+}
+
+/* A REQ of @fl answered within its RTO: the flow's window opens. */
+static void cm_peer_flow_grow(struct cm_port *port, struct cm_peer_flow *fl)
+{
+	if (fl->cwnd < fl->ssthresh) {
+		fl->cwnd++;
+	} else if (++fl->answered >= fl->cwnd) {
+		fl->answered = 0;
+		fl->cwnd++;
+	}
+	fl->cwnd = min(fl->cwnd, port->cm_dev->peer_window);
+}
+
+/* A REQ of @fl unanswered for an RTO, lost or late: the window closes. */
+static void cm_peer_flow_cut(struct cm_port *port, struct cm_peer_flow *fl)
+{
+	if (time_before(jiffies, fl->cut_until))
+		return;
+	fl->ssthresh = max(fl->cwnd / 2, CM_PEER_CWND_MIN);
+	fl->cwnd = fl->ssthresh;
+	fl->answered = 0;
+	fl->cut_until = jiffies + cm_peer_rto(port);
 }
 
 /* Our peer REQ is deferred, never sent (cm_peer_post_req()). */
@@ -71,22 +121,6 @@ bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
 {
 	lockdep_assert_held(&cm_id_priv->lock);
 	return cm_id_priv->peer_wait && cm_id_priv->peer_wait->deferred;
-}
-
-/*
- * The port's retransmission timeout for its peer REQs, as RFC 6298 computes
- * it from the answered ones, within constants of ours.
- */
-static unsigned long cm_peer_rto(const struct cm_port *port)
-{
-	unsigned long rto = msecs_to_jiffies(CM_PEER_RTO_INIT_MS);
-
-	if (port->cm_dev->peer_rto_ms)
-		return msecs_to_jiffies(port->cm_dev->peer_rto_ms);
-	if (port->peer_srtt)
-		rto = (port->peer_srtt >> 3) + port->peer_rttvar;
-	return clamp(rto, msecs_to_jiffies(CM_PEER_RTO_MIN_MS),
-		     msecs_to_jiffies(CM_PEER_RTO_MAX_MS));
 }
 
 /*
@@ -102,6 +136,8 @@ void cm_peer_window_answered(struct cm_id_private *cm_id_priv)
 	lockdep_assert_held(&cm.lock);
 	if (wait->deferred || !wait->out_at)
 		return;
+	if (!list_empty(&wait->window))
+		cm_peer_flow_grow(port, &port->peer_flow[wait->flow]);
 	m = jiffies - wait->out_at;
 	wait->out_at = 0;
 	if (wait->resends || m >= msecs_to_jiffies(cm_id_priv->timeout_ms))
@@ -167,21 +203,27 @@ static void cm_peer_kick(struct cm_port *port)
 		mod_delayed_work(cm.wq, &port->peer_send, 0);
 }
 
-/* Is there room for one more REQ out?  Drops those out for a round trip. */
-static bool cm_peer_window_open(struct cm_port *port)
+/*
+ * Is there room for one more REQ out, of @flow (-1: any)?  The REQs out
+ * unanswered for their RTO leave the window first, as lost to their flow.
+ * peer_out is in posting order; the RTO of a later REQ may be shorter, a
+ * REQ then leaves up to an RTO late.
+ */
+static bool cm_peer_window_open(struct cm_port *port, int flow)
 {
 	struct cm_peer_wait *wait, *tmp;
 
 	lockdep_assert_held(&cm.lock);
-	if (port->peer_nr_out < port->cm_dev->peer_window)
-		return true;
 	list_for_each_entry_safe(wait, tmp, &port->peer_out, window) {
 		if (time_before(jiffies, wait->out_until))
-			continue;
+			break;
 		list_del_init(&wait->window);
 		port->peer_nr_out--;
+		port->peer_flow[wait->flow].out--;
+		cm_peer_flow_cut(port, &port->peer_flow[wait->flow]);
 	}
-	return port->peer_nr_out < port->cm_dev->peer_window;
+	return port->peer_nr_out < port->cm_dev->peer_window &&
+	       (flow < 0 || cm_peer_flow_open(port, flow));
 }
 
 static void cm_peer_window_add(struct cm_peer_wait *wait)
@@ -191,6 +233,7 @@ static void cm_peer_window_add(struct cm_peer_wait *wait)
 	wait->out_until = jiffies + cm_peer_rto(wait->port);
 	list_add_tail(&wait->window, &wait->port->peer_out);
 	wait->port->peer_nr_out++;
+	wait->port->peer_flow[wait->flow].out++;
 }
 
 /*
@@ -208,6 +251,7 @@ void cm_peer_window_del(struct cm_id_private *cm_id_priv)
 		cm_free_priv_msg(cm_id_priv->msg);
 	} else if (!list_empty(&wait->window)) {
 		wait->port->peer_nr_out--;
+		wait->port->peer_flow[wait->flow].out--;
 		cm_peer_kick(wait->port);
 	}
 	list_del_init(&wait->window);
@@ -249,7 +293,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		/* going down: posted, the MAD agent's end fails it */
 		if (!port->cm_dev->going_down &&
 		    (!bitmap_empty(port->peer_flows, CM_PEER_FLOWS) ||
-		     !cm_peer_window_open(port))) {
+		     !cm_peer_window_open(port, wait->flow))) {
 			wait->deferred = true;
 			cm_peer_queue(wait, false);
 			cm_peer_window_time(wait);
@@ -286,22 +330,24 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 	}
 }
 
-/* The first REQ waiting for @port's window, referenced, if there is room. */
+/* The next REQ waiting for @port's window, referenced, if there is room. */
 static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 						   bool all)
 {
 	struct cm_id_private *cm_id_priv = NULL;
-	struct cm_peer_wait *wait, *out;
+	struct cm_peer_wait *wait = NULL, *out;
 	unsigned long next;
 
 	spin_lock_irq(&cm.lock);
-	wait = cm_peer_next_waiting(port);
-	if (wait && (all || cm_peer_window_open(port))) {
+	if (all || cm_peer_window_open(port, -1))
+		wait = cm_peer_next_waiting(port, all);
+	if (wait) {
 		port->peer_next_flow = (wait->flow + 1) % CM_PEER_FLOWS;
 		cm_id_priv = wait->cm_id_priv;
 		refcount_inc(&cm_id_priv->refcount);
-	} else if (wait && !port->cm_dev->going_down) {
-		/* full: again when the first REQ out has had its round trip */
+	} else if (!bitmap_empty(port->peer_flows, CM_PEER_FLOWS) &&
+		   !port->cm_dev->going_down) {
+		/* full: again when the first REQ out has had its RTO */
 		next = jiffies + MAX_JIFFY_OFFSET;
 		list_for_each_entry(out, &port->peer_out, window)
 			if (time_before(out->out_until, next))

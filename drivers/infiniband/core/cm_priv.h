@@ -86,6 +86,18 @@ enum {
 /* Flows of a port's waiting peer REQs, taken in turn: owners, hashed */
 #define CM_PEER_FLOWS	64
 
+/*
+ * A flow's congestion window (cm_peer_window.c), as TCP's: at most cwnd of
+ * its REQs out; under cm.lock.
+ */
+struct cm_peer_flow {
+	unsigned int out;
+	unsigned int cwnd;
+	unsigned int ssthresh;
+	unsigned int answered;		/* since cwnd last grew, over ssthresh */
+	unsigned long cut_until;	/* jiffies: cwnd halves once per RTO */
+};
+
 struct cm_port {
 	struct cm_device *cm_dev;
 	struct ib_mad_agent *mad_agent;
@@ -97,6 +109,7 @@ struct cm_port {
 	struct list_head peer_deferred[CM_PEER_FLOWS];
 	DECLARE_BITMAP(peer_flows, CM_PEER_FLOWS);	/* may be waiting */
 	unsigned int peer_next_flow;
+	struct cm_peer_flow peer_flow[CM_PEER_FLOWS];
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
 	unsigned long peer_srtt;	/* jiffies << 3, see cm_peer_rto() */
@@ -272,10 +285,15 @@ struct cm_peer_req {
 };
 
 /*
- * Peer REQs a port has out unanswered, at most.  In a storm both ends send
- * a REQ per connection at once; unpaced, the bursts overrun the receivers'
- * GSI queues (ib_mad's 512 receive buffers by default), and a lost REQ
- * costs its sender a whole timeout.  A REQ past the window is built but
+ * Peer REQs a port has out unanswered, at most: half of a receiver's GSI
+ * queue (ib_mad's 512 receive buffers by default).  In a storm both ends
+ * send a REQ per connection at once; unpaced, the bursts overrun the
+ * receivers' queues, and a lost REQ costs its sender a whole timeout.
+ * Within that, each flow of REQs (an owner, CM_PEER_FLOWS) has a window
+ * of its own that follows the answers, as TCP's congestion window does:
+ * from CM_PEER_CWND_INIT it opens by one per REQ answered (slow start,
+ * then one per window of answers) and halves when a REQ goes unanswered
+ * for an RTO, at most once per RTO, down to CM_PEER_CWND_MIN.  A REQ past the window is built but
  * not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
  * most connections of a storm then cost one REQ, not two.  A REQ not
  * answered within a retransmission timeout, estimated from the port's
@@ -284,7 +302,9 @@ struct cm_peer_req {
  * leaves the window, so that REQs to ends not there yet do not stall the
  * others.  A path's packet lifetime is the user's to set: it plays no part.
  */
-#define CM_PEER_WINDOW		64
+#define CM_PEER_WINDOW		256
+#define CM_PEER_CWND_INIT	32
+#define CM_PEER_CWND_MIN	2
 #define CM_PEER_RTO_INIT_MS	500
 #define CM_PEER_RTO_MIN_MS	20
 #define CM_PEER_RTO_MAX_MS	1000
