@@ -1172,12 +1172,13 @@ static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
  * event is then delivered from the CM's workqueue, never from within this
  * call.  A REJ with IB_CM_REJ_INVALID_SERVICE_ID (nothing bound there yet)
  * is not reported while @param's budget lasts, its response timeout times
- * max_cm_retries + 1: the REQ is sent again after a backoff.  A port has
- * at most 64 peer REQs out unanswered (CM_PEER_WINDOW); past that the REQ
- * waits, as if in flight, until the window opens, and a REQ of the other
- * end that comes meanwhile makes this end passive at once.  A REQ that
- * waits for the window to the end of its budget fails with
- * IB_CM_REQ_ERROR; once posted late, it is resent only within its budget.
+ * max_cm_retries + 1: the REQ is sent again after a backoff.  Peer REQs
+ * go out through a window per port (256 at most) and per owner
+ * (ib_cm_peer_set_owner()); past it the REQ waits, as if in flight, until
+ * the window opens, and a REQ of the other end that comes meanwhile makes
+ * this end passive at once.  A REQ that waits for the window to the end of
+ * its budget fails with IB_CM_REQ_ERROR; once posted late, it is resent
+ * only within its budget.
  *
  * Context: Process context; may sleep (unlike ib_send_cm_req()).
  * Return: 0 or a negative errno, as ib_send_cm_req() and ib_cm_peer_bind();
