@@ -564,8 +564,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < WRITE_SIZE; i++)
 		if (write_dst[i] != (char)(i * 7 + peer.name[0]))
 			fail("RDMA WRITE data differs at byte %d", i);
-	printf("%s: %d messages each way and a %d-byte RDMA WRITE verified%s\n",
-	       o.name, o.count, WRITE_SIZE, seen_done ? "" : " (no done)");
+	printf("%s: %d messages each way and a %d-byte RDMA WRITE verified%s usable_ms=%.1f\n",
+	       o.name, o.count, WRITE_SIZE, seen_done ? "" : " (no done)",
+	       now_ms() - t_est);
 
 	rdma_disconnect(id);
 	ev = wait_event(RDMA_CM_EVENT_DISCONNECTED);

@@ -5,6 +5,7 @@
  */
 
 #include <linux/slab.h>
+#include <linux/wait.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_cm.h>
 
@@ -231,6 +232,10 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 	return ret ? ERR_PTR(ret) : id_priv->cm_id.ib;
 }
 
+/* rdma_peer_accepted() waiters: the RTU of a user-space passive end came */
+static DECLARE_WAIT_QUEUE_HEAD(cma_peer_rtu_wq);
+#define CMA_PEER_RTU_WAIT	HZ
+
 /*
  * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP.
  * Returns 0 when @event is to be reported, as cma_peer_passive().
@@ -238,14 +243,54 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 int cma_peer_established(struct rdma_id_private *id_priv,
 			 struct rdma_cm_event *event)
 {
-	/* user space was told when it accepted, see cma_peer_passive() */
-	if (!id_priv->id.qp)
+	/* user space is told when its accept returns: rdma_peer_accepted() */
+	if (!id_priv->id.qp) {
+		wake_up_all(&cma_peer_rtu_wq);
 		return -EALREADY;
+	}
 	event->param.conn.private_data = id_priv->peer_req_data;
 	event->param.conn.private_data_len =
 		IB_CM_REQ_PRIVATE_DATA_SIZE - cma_user_data_offset(id_priv);
 	return 0;
 }
+
+static bool cma_peer_rep_out(struct ib_cm_id *cm_id)
+{
+	enum ib_cm_state state = READ_ONCE(cm_id->state);
+
+	return state == IB_CM_REP_SENT || state == IB_CM_MRA_REP_RCVD;
+}
+
+/**
+ * rdma_peer_accepted - Wait for the RTU of a passive peer end's REP
+ * @id: Communication identifier whose rdma_accept() has returned.
+ *
+ * A passive peer end in user space completes its connect as an active end
+ * does (see cma_peer_passive()): librdmacm reports ESTABLISHED once its
+ * accept returns, which is when the REP is sent.  A SEND posted then
+ * reaches the other end before that end's QP is ready to receive and is
+ * dropped; it goes again only after the local ACK timeout (537 ms on
+ * RoCE).  ucma's accept calls this after the REP went, so that the event
+ * comes once the RTU arrived, as a listener's ESTABLISHED does: the other
+ * end's QP is then ready.  At most 1 s; any other id returns at once.
+ *
+ * Context: Process context, without the id's handler lock; may sleep.
+ */
+void rdma_peer_accepted(struct rdma_cm_id *id)
+{
+	struct rdma_id_private *id_priv =
+		container_of(id, struct rdma_id_private, id);
+	struct ib_cm_id *cm_id = id_priv->cm_id.ib;
+
+	if (!id_priv->peer || id->qp || !id->device ||
+	    !rdma_cap_ib_cm(id->device, id->port_num) || !cm_id ||
+	    !cma_peer_rep_out(cm_id))
+		return;
+	wait_event_interruptible_timeout(cma_peer_rtu_wq,
+					 !cma_peer_rep_out(cm_id),
+					 CMA_PEER_RTU_WAIT);
+}
+EXPORT_SYMBOL(rdma_peer_accepted);
 
 /**
  * rdma_set_peer_to_peer - Connect in the peer-to-peer model
