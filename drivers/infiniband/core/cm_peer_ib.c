@@ -1222,13 +1222,15 @@ EXPORT_SYMBOL(ib_send_cm_peer_req);
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
 /*
  * KUnit only: bounds of @device's held REQs, its window and a fixed
- * retransmission timeout for its REQs; 0s: defaults.
+ * retransmission timeout for its REQs; 0s: defaults.  Its flows start
+ * afresh.
  */
 int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			unsigned int max_held_svc, unsigned int max_age_ms,
 			unsigned int window, unsigned int rto_ms)
 {
 	struct cm_device *cm_dev = ib_get_client_data(device, &cm_client);
+	u32 i;
 
 	if (!cm_dev)
 		return -ENODEV;
@@ -1237,6 +1239,10 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			     max_age_ms);
 	cm_dev->peer_window = window ?: CM_PEER_WINDOW;
 	cm_dev->peer_rto_ms = rto_ms;
+	/* each case's flows start afresh */
+	rdma_for_each_port(device, i)
+		if (cm_dev->port[i - 1])
+			cm_peer_window_fresh(cm_dev->port[i - 1]);
 	spin_unlock_irq(&cm.lock);
 	return 0;
 }

@@ -731,8 +731,6 @@ static void peer_ib_window_adapts(struct kunit *test)
 	unsigned int i, lossy0, answered0, halved;
 	struct peer_end *e;
 
-	while (cm_peer_test_cwnd(h->dev, lossy) < 8)
-		lossy++;
 	while (cm_peer_test_flow(h->dev, answered) ==
 	       cm_peer_test_flow(h->dev, lossy))
 		answered++;

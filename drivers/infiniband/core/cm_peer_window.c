@@ -15,17 +15,18 @@ static void cm_peer_send_deferred(struct cm_id_private *cm_id_priv);
 static void cm_peer_send_handler(struct work_struct *_work);
 
 /*
- * The port's retransmission timeout for its peer REQs, as RFC 6298 computes
+ * A flow's retransmission timeout for its peer REQs, as RFC 6298 computes
  * it from the answered ones, within constants of ours.
  */
-static unsigned long cm_peer_rto(const struct cm_port *port)
+static unsigned long cm_peer_rto(const struct cm_port *port,
+				 const struct cm_peer_flow *fl)
 {
 	unsigned long rto = msecs_to_jiffies(CM_PEER_RTO_INIT_MS);
 
 	if (port->cm_dev->peer_rto_ms)
 		return msecs_to_jiffies(port->cm_dev->peer_rto_ms);
-	if (port->peer_srtt)
-		rto = (port->peer_srtt >> 3) + port->peer_rttvar;
+	if (fl->srtt)
+		rto = (fl->srtt >> 3) + fl->rttvar;
 	return clamp(rto, msecs_to_jiffies(CM_PEER_RTO_MIN_MS),
 		     msecs_to_jiffies(CM_PEER_RTO_MAX_MS));
 }
@@ -41,12 +42,29 @@ void cm_peer_window_init(struct cm_port *port)
 	unsigned int i;
 
 	INIT_LIST_HEAD(&port->peer_out);
-	for (i = 0; i < CM_PEER_FLOWS; i++) {
+	for (i = 0; i < CM_PEER_FLOWS; i++)
 		INIT_LIST_HEAD(&port->peer_deferred[i]);
-		port->peer_flow[i].cwnd = CM_PEER_CWND_INIT;
-		port->peer_flow[i].ssthresh = UINT_MAX;
-	}
+	cm_peer_window_fresh(port);
 	INIT_DELAYED_WORK(&port->peer_send, cm_peer_send_handler);
+}
+
+/* A flow as new: its window and RTO estimate, not its REQs out */
+static void cm_peer_flow_fresh(struct cm_peer_flow *fl)
+{
+	fl->cwnd = CM_PEER_CWND_INIT;
+	fl->ssthresh = UINT_MAX;
+	fl->answered = 0;
+	fl->srtt = 0;
+	fl->rttvar = 0;
+}
+
+/* Every flow of @port as new (set-up, and KUnit between cases) */
+void cm_peer_window_fresh(struct cm_port *port)
+{
+	unsigned int i;
+
+	for (i = 0; i < CM_PEER_FLOWS; i++)
+		cm_peer_flow_fresh(&port->peer_flow[i]);
 }
 
 unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner)
@@ -102,7 +120,7 @@ static void cm_peer_flow_grow(struct cm_port *port, struct cm_peer_flow *fl)
 		fl->answered = 0;
 		fl->cwnd++;
 	}
-	fl->cwnd = min(fl->cwnd, port->cm_dev->peer_window);
+	fl->cwnd = min(fl->cwnd, max(port->cm_dev->peer_window / 2, 1U));
 }
 
 /* A REQ of @fl unanswered for an RTO, lost or late: the window closes. */
@@ -113,7 +131,7 @@ static void cm_peer_flow_cut(struct cm_port *port, struct cm_peer_flow *fl)
 	fl->ssthresh = max(fl->cwnd / 2, CM_PEER_CWND_MIN);
 	fl->cwnd = fl->ssthresh;
 	fl->answered = 0;
-	fl->cut_until = jiffies + cm_peer_rto(port);
+	fl->cut_until = jiffies + cm_peer_rto(port, fl);
 }
 
 /* Our peer REQ is deferred, never sent (cm_peer_post_req()). */
@@ -124,33 +142,36 @@ bool cm_peer_unposted(struct cm_id_private *cm_id_priv)
 }
 
 /*
- * The other end's CM answered our REQ (REP, MRA or REJ): a round-trip
- * sample, unless the answer may be to a retransmission (Karn).
+ * The other end's CM answered our REQ (REP, MRA or REJ): within its RTO
+ * the flow's window opens; a round-trip sample unless the answer may be to
+ * a retransmission (Karn) or took longer than our bound (a REQ held for a
+ * peer not there yet is answered when that peer comes).
  */
 void cm_peer_window_answered(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-	struct cm_port *port = wait->port;
+	struct cm_peer_flow *fl;
 	long m, err;
 
 	lockdep_assert_held(&cm.lock);
 	if (wait->deferred || !wait->out_at)
 		return;
+	fl = &wait->port->peer_flow[wait->flow];
 	if (!list_empty(&wait->window))
-		cm_peer_flow_grow(port, &port->peer_flow[wait->flow]);
+		cm_peer_flow_grow(wait->port, fl);
 	m = jiffies - wait->out_at;
 	wait->out_at = 0;
-	if (wait->resends || m >= msecs_to_jiffies(cm_id_priv->timeout_ms))
+	if (wait->resends || m >= msecs_to_jiffies(CM_PEER_RTO_MAX_MS))
 		return;
 	m = max(m, 1L);
-	if (!port->peer_srtt) {
-		port->peer_srtt = m << 3;
-		port->peer_rttvar = m << 1;
+	if (!fl->srtt) {
+		fl->srtt = m << 3;
+		fl->rttvar = m << 1;
 		return;
 	}
-	err = m - (long)(port->peer_srtt >> 3);
-	port->peer_srtt += err;
-	port->peer_rttvar += abs(err) - (port->peer_rttvar >> 2);
+	err = m - (long)(fl->srtt >> 3);
+	fl->srtt += err;
+	fl->rttvar += abs(err) - (fl->rttvar >> 2);
 }
 
 /* A REQ waiting for the window ends with its budget; a timer holds a ref */
@@ -184,7 +205,9 @@ void cm_peer_window_expire_handler(struct work_struct *_work)
 
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
-	expired = wait->deferred && !list_empty(&wait->window);
+	/* a late run of a timer since cancelled may find a newer REQ */
+	expired = wait->deferred && !list_empty(&wait->window) &&
+		  time_after_eq(jiffies, wait->deadline);
 	spin_unlock(&cm.lock);
 	if (expired) {
 		cm_peer_resend_failed(cm_id_priv);
@@ -205,9 +228,8 @@ static void cm_peer_kick(struct cm_port *port)
 
 /*
  * Is there room for one more REQ out, of @flow (-1: any)?  The REQs out
- * unanswered for their RTO leave the window first, as lost to their flow.
- * peer_out is in posting order; the RTO of a later REQ may be shorter, a
- * REQ then leaves up to an RTO late.
+ * unanswered for their RTO leave the window first, as lost to their flow:
+ * all of them, as the RTO moves and peer_out is in posting order only.
  */
 static bool cm_peer_window_open(struct cm_port *port, int flow)
 {
@@ -216,7 +238,7 @@ static bool cm_peer_window_open(struct cm_port *port, int flow)
 	lockdep_assert_held(&cm.lock);
 	list_for_each_entry_safe(wait, tmp, &port->peer_out, window) {
 		if (time_before(jiffies, wait->out_until))
-			break;
+			continue;
 		list_del_init(&wait->window);
 		port->peer_nr_out--;
 		port->peer_flow[wait->flow].out--;
@@ -228,12 +250,18 @@ static bool cm_peer_window_open(struct cm_port *port, int flow)
 
 static void cm_peer_window_add(struct cm_peer_wait *wait)
 {
+	struct cm_peer_flow *fl = &wait->port->peer_flow[wait->flow];
+
 	lockdep_assert_held(&cm.lock);
+	if (!fl->out && time_after(jiffies, fl->last_out +
+				   msecs_to_jiffies(CM_PEER_FLOW_IDLE_MS)))
+		cm_peer_flow_fresh(fl);
+	fl->last_out = jiffies;
 	wait->out_at = jiffies | 1;
-	wait->out_until = jiffies + cm_peer_rto(wait->port);
+	wait->out_until = jiffies + cm_peer_rto(wait->port, fl);
 	list_add_tail(&wait->window, &wait->port->peer_out);
 	wait->port->peer_nr_out++;
-	wait->port->peer_flow[wait->flow].out++;
+	fl->out++;
 }
 
 /*

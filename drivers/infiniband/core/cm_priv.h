@@ -96,6 +96,9 @@ struct cm_peer_flow {
 	unsigned int ssthresh;
 	unsigned int answered;		/* since cwnd last grew, over ssthresh */
 	unsigned long cut_until;	/* jiffies: cwnd halves once per RTO */
+	unsigned long last_out;		/* jiffies: a REQ of it last posted */
+	unsigned long srtt;		/* jiffies << 3, see cm_peer_rto() */
+	unsigned long rttvar;		/* jiffies << 2 */
 };
 
 struct cm_port {
@@ -112,8 +115,6 @@ struct cm_port {
 	struct cm_peer_flow peer_flow[CM_PEER_FLOWS];
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
-	unsigned long peer_srtt;	/* jiffies << 3, see cm_peer_rto() */
-	unsigned long peer_rttvar;	/* jiffies << 2 */
 };
 
 struct cm_device {
@@ -293,18 +294,24 @@ struct cm_peer_req {
  * of its own that follows the answers, as TCP's congestion window does:
  * from CM_PEER_CWND_INIT it opens by one per REQ answered (slow start,
  * then one per window of answers) and halves when a REQ goes unanswered
- * for an RTO, at most once per RTO, down to CM_PEER_CWND_MIN.  A REQ past the window is built but
- * not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
+ * for an RTO, at most once per RTO, down to CM_PEER_CWND_MIN; half the
+ * port's bound at most, so that one owner never fills it alone; back to
+ * CM_PEER_CWND_INIT after CM_PEER_FLOW_IDLE_MS with nothing out, so that
+ * the next owner hashed to the flow starts afresh.  A REQ past the window
+ * is built but not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
  * most connections of a storm then cost one REQ, not two.  A REQ not
  * answered within a retransmission timeout, estimated from the port's
  * answered REQs as TCP does (RFC 6298) and kept within constants of ours,
  * is held there or lost; either way it no longer fills a receive queue and
  * leaves the window, so that REQs to ends not there yet do not stall the
- * others.  A path's packet lifetime is the user's to set: it plays no part.
+ * others.  A path's packet lifetime is the user's to set: it plays no part;
+ * each flow (below) has an RTO of its own, so that no owner's answers set
+ * another's.
  */
 #define CM_PEER_WINDOW		256
 #define CM_PEER_CWND_INIT	32
 #define CM_PEER_CWND_MIN	2
+#define CM_PEER_FLOW_IDLE_MS	2000
 #define CM_PEER_RTO_INIT_MS	500
 #define CM_PEER_RTO_MIN_MS	20
 #define CM_PEER_RTO_MAX_MS	1000
@@ -407,6 +414,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
 void cm_peer_window_init(struct cm_port *port);
+void cm_peer_window_fresh(struct cm_port *port);
 unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner);
 void cm_peer_send_all(struct cm_device *cm_dev);
 #else

@@ -5,7 +5,7 @@
  */
 
 #include <linux/slab.h>
-#include <linux/wait.h>
+#include <linux/wait_bit.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_cm.h>
 
@@ -232,9 +232,12 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 	return ret ? ERR_PTR(ret) : id_priv->cm_id.ib;
 }
 
-/* rdma_peer_accepted() waiters: the RTU of a user-space passive end came */
-static DECLARE_WAIT_QUEUE_HEAD(cma_peer_rtu_wq);
-#define CMA_PEER_RTU_WAIT	HZ
+/*
+ * rdma_peer_accepted() waits this long at most: well below the local ACK
+ * timeout it saves (537 ms on RoCE), as the RTU may come late when the
+ * other end's event thread is itself waiting in such an accept.
+ */
+#define CMA_PEER_RTU_WAIT_MS	250
 
 /*
  * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP.
@@ -245,7 +248,7 @@ int cma_peer_established(struct rdma_id_private *id_priv,
 {
 	/* user space is told when its accept returns: rdma_peer_accepted() */
 	if (!id_priv->id.qp) {
-		wake_up_all(&cma_peer_rtu_wq);
+		wake_up_var(&id_priv->peer_param);
 		return -EALREADY;
 	}
 	event->param.conn.private_data = id_priv->peer_req_data;
@@ -272,7 +275,9 @@ static bool cma_peer_rep_out(struct ib_cm_id *cm_id)
  * dropped; it goes again only after the local ACK timeout (537 ms on
  * RoCE).  ucma's accept calls this after the REP went, so that the event
  * comes once the RTU arrived, as a listener's ESTABLISHED does: the other
- * end's QP is then ready.  At most 1 s; any other id returns at once.
+ * end's QP is then ready.  250 ms at most; any other id returns at once.
+ * The caller keeps @id from being destroyed meanwhile (ucma holds its
+ * context), as cm_id.ib is read without the id's locks.
  *
  * Context: Process context, without the id's handler lock; may sleep.
  */
@@ -286,9 +291,8 @@ void rdma_peer_accepted(struct rdma_cm_id *id)
 	    !rdma_cap_ib_cm(id->device, id->port_num) || !cm_id ||
 	    !cma_peer_rep_out(cm_id))
 		return;
-	wait_event_interruptible_timeout(cma_peer_rtu_wq,
-					 !cma_peer_rep_out(cm_id),
-					 CMA_PEER_RTU_WAIT);
+	wait_var_event_timeout(&id_priv->peer_param, !cma_peer_rep_out(cm_id),
+			       msecs_to_jiffies(CMA_PEER_RTU_WAIT_MS));
 }
 EXPORT_SYMBOL(rdma_peer_accepted);
 
