@@ -233,11 +233,12 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 }
 
 /*
- * rdma_peer_accepted() waits this long at most: well below the local ACK
+ * rdma_peer_accepted() waits this long at most: below the local ACK
  * timeout it saves (537 ms on RoCE), as the RTU may come late when the
- * other end's event thread is itself waiting in such an accept.
+ * other end's event thread is itself waiting in such an accept; above the
+ * REP-to-RTU time of slow hosts (up to 300 ms seen in emulated VMs).
  */
-#define CMA_PEER_RTU_WAIT_MS	250
+#define CMA_PEER_RTU_WAIT_MS	500
 
 /*
  * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP.
@@ -275,7 +276,7 @@ static bool cma_peer_rep_out(struct ib_cm_id *cm_id)
  * dropped; it goes again only after the local ACK timeout (537 ms on
  * RoCE).  ucma's accept calls this after the REP went, so that the event
  * comes once the RTU arrived, as a listener's ESTABLISHED does: the other
- * end's QP is then ready.  250 ms at most; any other id returns at once.
+ * end's QP is then ready.  500 ms at most; any other id returns at once.
  * The caller keeps @id from being destroyed meanwhile (ucma holds its
  * context), as cm_id.ib is read without the id's locks.
  *
