@@ -298,15 +298,14 @@ struct cm_peer_req {
  * port's bound at most, so that one owner never fills it alone; back to
  * CM_PEER_CWND_INIT after CM_PEER_FLOW_IDLE_MS with nothing out, so that
  * the next owner hashed to the flow starts afresh.  A REQ past the window
- * is built but not posted, and gives way to the other end's REQ (cm_peer_find_peer()):
- * most connections of a storm then cost one REQ, not two.  A REQ not
- * answered within a retransmission timeout, estimated from the port's
- * answered REQs as TCP does (RFC 6298) and kept within constants of ours,
- * is held there or lost; either way it no longer fills a receive queue and
- * leaves the window, so that REQs to ends not there yet do not stall the
- * others.  A path's packet lifetime is the user's to set: it plays no part;
- * each flow (below) has an RTO of its own, so that no owner's answers set
- * another's.
+ * is built but not posted, and gives way to the other end's REQ
+ * (cm_peer_find_peer()): most connections of a storm then cost one REQ,
+ * not two.  A REQ not answered within a retransmission timeout, estimated
+ * from its flow's answered REQs as TCP does (RFC 6298) and kept within
+ * constants of ours, so that no owner's answers set another's, is held
+ * there or lost; either way it no longer fills a receive queue and leaves
+ * the window, so that REQs to ends not there yet do not stall the others.
+ * A path's packet lifetime is the user's to set: it plays no part.
  */
 #define CM_PEER_WINDOW		256
 #define CM_PEER_CWND_INIT	32
