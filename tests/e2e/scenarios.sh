@@ -50,6 +50,7 @@ e2e_scenarios() {
 	# 1. simultaneous connect: the REQs collide (tried up to 8 times,
 	#    since a REQ that arrives before the other end sent its own is
 	#    held instead)
+	echo "${PEER_COLLIDE_DELAY_MS:-0}" >"$out/collision.delay_ms"
 	if [ "${PEER_COLLIDE_DELAY_MS:-0}" -gt 0 ]; then
 		tc qdisc add dev "$PEER_NETDEV" root netem \
 			delay "${PEER_COLLIDE_DELAY_MS}ms"
