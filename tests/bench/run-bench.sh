@@ -10,7 +10,8 @@
 #  3. connections: boots two UML hosts over a vector link with soft-RoCE
 #     (as the e2e test) running tests/bench/uml-bench-init.sh: single-pair
 #     peer / client-server / workaround / held rounds, then storms of R x R
-#     ranks, then traced single-pair rounds, then on host a the KUnit
+#     ranks, then root's 4 x 4 peer storm under user nobody's floods of
+#     unanswered peer REQs, then traced single-pair rounds, then on host a the KUnit
 #     suite cm_peer_req_bench (the CM's cost per inbound REQ);
 #  4. tests/bench/bench-report.py: build/results/bench/{bench.json,
 #     latency.csv, latency.png, storms.png, summary.md}, printed at the
@@ -22,8 +23,9 @@
 # BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
 # default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
 # size and mode, default 5), BENCH_STORM_ARGS (more peer_bench arguments
-# for the storms, e.g. --no-send) and BENCH_DELAY_US (netem delay on each
-# host's link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
+# for the storms, e.g. --no-send), BENCH_FLOOD (flood sizes, ids, of the
+# flood runs, 0 for unloaded, default "0 1024 4096"; "" for none) and
+# BENCH_DELAY_US (netem delay on each host's link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
 # BENCH_ONLY=conn only the connection benchmarks of step 3 and step 5
 # (BENCH_VM=0: no step 5),
@@ -74,6 +76,7 @@ uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
 	BENCH_RANKS="$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,)" \
 	BENCH_REPEAT="${BENCH_REPEAT:-5}" \
 	BENCH_STORM_ARGS="$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,)" \
+	BENCH_FLOOD="$(echo "${BENCH_FLOOD-0 1024 4096}" | tr ' ' ,)" \
 	BENCH_DELAY_US="${BENCH_DELAY_US:-0}"
 
 if [ "${BENCH_ONLY:-}" = trace ]; then
@@ -88,7 +91,7 @@ if [ "${BENCH_ONLY:-}" = reqpath ]; then
 	exit
 fi
 rc=0
-bench_report "$B" "two UML kernels" || rc=1
+bench_report "$B" "two UML kernels" uml || rc=1
 python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"
 

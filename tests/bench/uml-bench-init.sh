@@ -8,13 +8,16 @@
 # storm, comma separated: the kernel command line splits at spaces),
 # BENCH_REPEAT (storms of each size and mode), BENCH_STORM_ARGS (more
 # peer_bench arguments for the storms, comma separated), BENCH_DELAY_US (netem delay
-# added on the link, 0 for none), BENCH_ONLY.
+# added on the link, 0 for none), BENCH_FLOOD (step 2c), BENCH_ONLY.
 #
 #  1. single pair, one rank per host: BENCH_ROUNDS rounds of each of
 #     peer, cs, wa, and held (peer, b connects 5 ms late);
 #  2. storms: for each R in BENCH_RANKS, R ranks per host, every rank
 #     connects to every rank of the other host (R x R connections), in
 #     each mode;
+#  2c. floods (BENCH_FLOOD: ids, comma separated, 0 for unloaded): root's
+#     peer storm of 4 x 4 while user nobody floods host a's port with
+#     peer REQs that host b holds unanswered;
 #  2b. single-pair peer, held and cs rounds with the kernel trace on
 #     (BENCH_ONLY=trace: only this);
 #  3. host a alone: KUnit suite cm_peer_req_bench (BENCH_ONLY=reqpath: only
@@ -86,9 +89,9 @@ pair_rounds() {
 }
 HELD_DELAY_MS=5
 
-# storm_run <ranks> <mode> <repeat>: one storm, results in $out/$run.*
+# storm_run <ranks> <mode> <repeat> [run]: one storm, results in $out/$run.*
 storm_run() {
-	local n=$1 mode=$2 run=storm-$1-$2-$3 k pids=() rc=0 peak i
+	local n=$1 mode=$2 run=${4:-storm-$1-$2-$3} k pids=() rc=0 peak i perf
 	local base=$((30000 + (run_no++ % 100) * 64))
 
 	drops >"$out/$run.drops.before"
@@ -111,11 +114,14 @@ storm_run() {
 	done
 	uml_barrier "$sync_dir" "$me" "$other" "$run" 500 >/dev/null
 	# BENCH_PERF=1: a CPU profile of the whole host during the storm
-	[ -n "${BENCH_PERF:-}" ] &&
+	[ -n "${BENCH_PERF:-}" ] && {
 		perf record -a -g -F 499 -o "/run/$run.perf" -q -- \
 			sleep "${BENCH_PERF_S:-4}" 2>"$out/$run.perf.err" &
+		perf=$!
+	}
 	peak=$(slab_kb)
-	while [ -n "$(jobs -rp)" ]; do
+	# (its ranks only: a flood may run beside them)
+	while kill -0 "${pids[@]}" 2>/dev/null; do
 		i=$(slab_kb)
 		[ "$i" -gt "$peak" ] && peak=$i
 		{ read -r up _ </proc/uptime; read -r l </proc/stat
@@ -127,6 +133,7 @@ storm_run() {
 	done
 	echo $rc >"$out/$run.rc"
 	[ -n "${BENCH_PERF:-}" ] && {
+		wait "$perf"
 		perf report -i "/run/$run.perf" --stdio --no-children \
 			--sort dso,sym -g none --percent-limit 0.3 \
 			>"$out/$run.perf.txt" 2>>"$out/$run.perf.err"
@@ -164,11 +171,10 @@ trace_pairs() {
 	echo 0 >$t/tracing_on
 }
 
-if [ "${BENCH_ONLY:-}" = trace ]; then
-	BENCH_ROUNDS=0 BENCH_RANKS=
-fi
+case "${BENCH_ONLY:-}" in
 # BENCH_ONLY=reqpath: only the REQ path suite (step 3), on host a
-[ "${BENCH_ONLY:-}" = reqpath ] && BENCH_ROUNDS=0 && BENCH_RANKS=
+trace | reqpath) BENCH_ROUNDS=0 BENCH_RANKS= BENCH_FLOOD= ;;
+esac
 for mode in peer cs wa held; do
 	[ "${BENCH_ROUNDS:-200}" -gt 0 ] || break
 	pair_rounds "$mode" pair-$mode "${BENCH_ROUNDS:-200}" 20000
@@ -193,6 +199,47 @@ for n in "${storm[@]}"; do
 			storm_run "$n" "$mode" "$rep"
 		done
 	done
+done
+
+# 2c. floods: root's peer storm of FLOOD_RANKS ranks per host while user
+#    nobody floods: on a, N ids peer-connect (no QP) to N ports that, on
+#    b, nobody bound as peer and never connects, so their REQs are held
+#    there, unanswered; N = 0 is the unloaded storm, interleaved.  The
+#    flood starts 0.5 s before the storm and lasts until it ends.
+FLOOD_RANKS=4
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+mkdir -p -m 1777 "$out/nobody"
+flood_run() {	# flood_run <ids> <repeat>
+	local n=$1 run=flood-$FLOOD_RANKS-$1-$2 pid= i sink=
+
+	if [ "$n" -gt 0 ]; then
+		[ "$me" = b ] && sink=--sink
+		"${nobody[@]}" "${PEER_BIN%/*}/peer_flood" $sink \
+			--local "$PEER_IP" --remote "$PEER_REMOTE" --port 40000 \
+			--count "$n" --hold-ms 600000 \
+			--ready-file "$out/nobody/$run.ready" \
+			--go-file "$sync_dir/$run.go" \
+			--stop-file "$sync_dir/$run.stop" \
+			>"$out/$run.flood.log" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 1800; i++)); do
+			[ -e "$out/nobody/$run.ready" ] && break
+			sleep 0.1
+		done
+		uml_barrier "$sync_dir" "$me" "$other" "$run.flood" 0 >/dev/null
+		[ "$me" = a ] && touch "$sync_dir/$run.go"
+	fi
+	storm_run "$FLOOD_RANKS" peer "$2" "$run"
+	if [ -n "$pid" ]; then
+		uml_barrier "$sync_dir" "$me" "$other" "$run.end" 0 >/dev/null
+		touch "$sync_dir/$run.stop"
+		wait "$pid"
+	fi
+}
+IFS=, read -r -a flood <<<"${BENCH_FLOOD-}"
+for ((rep = 0; rep < ${#flood[@]} * ${BENCH_REPEAT:-3}; rep++)); do
+	[ "${#flood[@]}" -gt 0 ] || break
+	flood_run "${flood[rep % ${#flood[@]}]}" $((rep / ${#flood[@]}))
 done
 
 # 2b. the trace (last: tracepoints stay off for everything else)
