@@ -16,8 +16,9 @@
  * the wait) start once --go-file G exists, and last --hold-ms ms or until
  * --stop-file S exists.  Then
  * every id is destroyed and one line is printed:
- *   flood N ids: connected C, rejected R, unreachable U, other O, setup S ms
- * Exit status 0, or 1 when the set-up failed.
+ *   flood N ids: answered A, rejected R, unreachable U, other O, setup S ms
+ * (answered: a REP came, CONNECT_RESPONSE for an id with no QP).  Exit
+ * status 0, or 1 when the set-up or a connect failed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -43,7 +44,7 @@ static struct {
 
 static struct rdma_cm_id *ids[MAX_IDS];
 static struct rdma_event_channel *ch;
-static int pending, outcome[4];	/* connected, rejected, unreachable, other */
+static int pending, outcome[4];	/* answered, rejected, unreachable, other */
 
 static void die(const char *fmt, ...)
 {
@@ -70,7 +71,7 @@ static void connect_one(struct rdma_cm_id *id)
 	};
 
 	if (rdma_connect(id, &cp))
-		outcome[3]++;
+		die("id %d: rdma_connect: %s", id_index(id), strerror(errno));
 }
 
 /* One CM event: set-up steps before the go, outcomes after it. */
@@ -99,7 +100,7 @@ static void handle(struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		die("id %d: %s", id_index(id), rdma_event_str(ev->event));
 		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		outcome[0]++;
 		break;
 	case RDMA_CM_EVENT_REJECTED:
@@ -172,47 +173,28 @@ static void print_usage(void)
 
 static void parse(int argc, char **argv)
 {
+	/* val: an index into str[], 10 + one into num[], or 20 for --sink */
 	static const struct option lo[] = {
-		{ "local", 1, 0, 'l' }, { "remote", 1, 0, 'r' },
-		{ "port", 1, 0, 'p' }, { "count", 1, 0, 'n' },
-		{ "sink", 0, 0, 's' }, { "hold-ms", 1, 0, 'h' },
-		{ "ready-file", 1, 0, 'R' }, { "go-file", 1, 0, 'G' },
-		{ "stop-file", 1, 0, 'S' }, { 0 },
+		{ "local", 1, 0, 0 }, { "remote", 1, 0, 1 },
+		{ "ready-file", 1, 0, 2 }, { "go-file", 1, 0, 3 },
+		{ "stop-file", 1, 0, 4 }, { "port", 1, 0, 10 },
+		{ "count", 1, 0, 11 }, { "hold-ms", 1, 0, 12 },
+		{ "sink", 0, 0, 20 }, { 0 },
 	};
+	const char **str[] = { &o.local, &o.remote, &o.ready_file,
+			       &o.go_file, &o.stop_file };
+	int *num[] = { &o.port, &o.count, &o.hold_ms };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			o.local = optarg;
-			break;
-		case 'r':
-			o.remote = optarg;
-			break;
-		case 'p':
-			o.port = atoi(optarg);
-			break;
-		case 'n':
-			o.count = atoi(optarg);
-			break;
-		case 's':
+		if (c >= 0 && c < 5)
+			*str[c] = optarg;
+		else if (c >= 10 && c < 13)
+			*num[c - 10] = atoi(optarg);
+		else if (c == 20)
 			o.sink = 1;
-			break;
-		case 'h':
-			o.hold_ms = atoi(optarg);
-			break;
-		case 'R':
-			o.ready_file = optarg;
-			break;
-		case 'G':
-			o.go_file = optarg;
-			break;
-		case 'S':
-			o.stop_file = optarg;
-			break;
-		default:
+		else
 			print_usage();
-		}
 	}
 	if (!o.local || !o.remote || o.count < 1 || o.count > MAX_IDS ||
 	    o.port < 1 || o.port + o.count > 65536)
@@ -233,8 +215,16 @@ int main(int argc, char **argv)
 		if (!f || fclose(f))
 			die("%s: %s", o.ready_file, strerror(errno));
 	}
-	while (o.go_file && access(o.go_file, F_OK))
+	/* the go, or the stop of a run that gave up meanwhile */
+	until = now_ms() + o.hold_ms;
+	while (o.go_file && access(o.go_file, F_OK)) {
+		if (errno != ENOENT)
+			die("%s: %s", o.go_file, strerror(errno));
+		if ((o.stop_file && !access(o.stop_file, F_OK)) ||
+		    now_ms() > until)
+			die("no go");
 		usleep(20000);
+	}
 	until = now_ms() + o.hold_ms;
 	for (i = 0; !o.sink && i < o.count; i++)
 		connect_one(ids[i]);
@@ -242,7 +232,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < o.count; i++)
 		rdma_destroy_id(ids[i]);
 	rdma_destroy_event_channel(ch);
-	printf("flood %d ids: connected %d, rejected %d, unreachable %d, other %d, setup %.0f ms\n",
+	printf("flood %d ids: answered %d, rejected %d, unreachable %d, other %d, setup %.0f ms\n",
 	       o.count, outcome[0], outcome[1], outcome[2], outcome[3],
 	       t_setup);
 	return 0;

@@ -15,11 +15,11 @@
 #  2. storms: for each R in BENCH_RANKS, R ranks per host, every rank
 #     connects to every rank of the other host (R x R connections), in
 #     each mode;
-#  2c. floods (BENCH_FLOOD: ids, comma separated, 0 for unloaded): root's
-#     peer storm of 4 x 4 while user nobody floods host a's port with
-#     peer REQs that host b holds unanswered;
 #  2b. single-pair peer, held and cs rounds with the kernel trace on
 #     (BENCH_ONLY=trace: only this);
+#  2c. floods (BENCH_FLOOD: ids, comma separated, 0 for unloaded), run
+#     before 2b: root's peer storm of 4 x 4 while user nobody on host a
+#     sends peer REQs that host b holds unanswered;
 #  3. host a alone: KUnit suite cm_peer_req_bench (BENCH_ONLY=reqpath: only
 #     this; BENCH_ONLY=conn: steps 1 and 2 only).
 #
@@ -203,38 +203,45 @@ done
 
 # 2c. floods: root's peer storm of FLOOD_RANKS ranks per host while user
 #    nobody floods: on a, N ids peer-connect (no QP) to N ports that, on
-#    b, nobody bound as peer and never connects, so their REQs are held
-#    there, unanswered; N = 0 is the unloaded storm, interleaved.  The
-#    flood starts 0.5 s before the storm and lasts until it ends.
+#    b, nobody bound as peer and never connects, so that b holds their
+#    REQs unanswered; N = 0 is the unloaded storm, interleaved.  The flood
+#    goes out once both hosts set it up, before the storm's ranks set up,
+#    and lasts until the storm ends.  Counters around the whole flood in
+#    $run.flood.{before,after}, the flooder's exit in $run.flood.rc.
 FLOOD_RANKS=4
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-mkdir -p -m 1777 "$out/nobody"
+mkdir -p -m 1777 /run/peer-flood
 flood_run() {	# flood_run <ids> <repeat>
-	local n=$1 run=flood-$FLOOD_RANKS-$1-$2 pid= i sink=
+	local n=$1 run=flood-$FLOOD_RANKS-$1-$2 pid= i sink= rc=0
+	local ready=/run/peer-flood/flood-$1-$2.ready
 
 	if [ "$n" -gt 0 ]; then
 		[ "$me" = b ] && sink=--sink
 		"${nobody[@]}" "${PEER_BIN%/*}/peer_flood" $sink \
 			--local "$PEER_IP" --remote "$PEER_REMOTE" --port 40000 \
-			--count "$n" --hold-ms 600000 \
-			--ready-file "$out/nobody/$run.ready" \
+			--count "$n" --hold-ms 600000 --ready-file "$ready" \
 			--go-file "$sync_dir/$run.go" \
 			--stop-file "$sync_dir/$run.stop" \
 			>"$out/$run.flood.log" 2>&1 &
 		pid=$!
 		for ((i = 0; i < 1800; i++)); do
-			[ -e "$out/nobody/$run.ready" ] && break
+			[ -e "$ready" ] || ! kill -0 "$pid" 2>/dev/null && break
 			sleep 0.1
 		done
 		uml_barrier "$sync_dir" "$me" "$other" "$run.flood" 0 >/dev/null
+		uml_counters >"$out/$run.flood.before"
 		[ "$me" = a ] && touch "$sync_dir/$run.go"
 	fi
 	storm_run "$FLOOD_RANKS" peer "$2" "$run"
-	if [ -n "$pid" ]; then
-		uml_barrier "$sync_dir" "$me" "$other" "$run.end" 0 >/dev/null
-		touch "$sync_dir/$run.stop"
-		wait "$pid"
-	fi
+	[ -n "$pid" ] || return 0
+	uml_barrier "$sync_dir" "$me" "$other" "$run.end" 0 >/dev/null
+	touch "$sync_dir/$run.stop"
+	wait "$pid" || rc=1
+	[ -e "$ready" ] || rc=1
+	echo $rc >"$out/$run.flood.rc"
+	uml_counters >"$out/$run.flood.after"
+	# the destroyed ids' REJs and held REQs gone before the next run
+	sleep 2
 }
 IFS=, read -r -a flood <<<"${BENCH_FLOOD-}"
 for ((rep = 0; rep < ${#flood[@]} * ${BENCH_REPEAT:-3}; rep++)); do

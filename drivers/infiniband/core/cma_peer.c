@@ -234,9 +234,8 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 
 /*
  * rdma_peer_accepted() waits this long at most: below the local ACK
- * timeout it saves (537 ms on RoCE), as the RTU may come late when the
- * other end's event thread is itself waiting in such an accept; above the
- * REP-to-RTU time of slow hosts (up to 300 ms seen in emulated VMs).
+ * timeout it saves (537 ms on RoCE); above the REP-to-RTU time of slow
+ * hosts (up to 300 ms seen in emulated VMs).
  */
 #define CMA_PEER_RTU_WAIT_MS	500
 
@@ -249,7 +248,10 @@ int cma_peer_established(struct rdma_id_private *id_priv,
 {
 	/* user space is told when its accept returns: rdma_peer_accepted() */
 	if (!id_priv->id.qp) {
-		wake_up_var(&id_priv->peer_param);
+		struct wait_queue_head *wq = READ_ONCE(id_priv->peer_wq);
+
+		if (wq)
+			wake_up_interruptible(wq);
 		return -EALREADY;
 	}
 	event->param.conn.private_data = id_priv->peer_req_data;
@@ -268,6 +270,8 @@ static bool cma_peer_rep_out(struct ib_cm_id *cm_id)
 /**
  * rdma_peer_accepted - Wait for the RTU of a passive peer end's REP
  * @id: Communication identifier whose rdma_accept() has returned.
+ * @wq: The caller's wait queue, woken when @events gets one.
+ * @events: The caller's queue of events for its event thread.
  *
  * A passive peer end in user space completes its connect as an active end
  * does (see cma_peer_passive()): librdmacm reports ESTABLISHED once its
@@ -276,13 +280,21 @@ static bool cma_peer_rep_out(struct ib_cm_id *cm_id)
  * dropped; it goes again only after the local ACK timeout (537 ms on
  * RoCE).  ucma's accept calls this after the REP went, so that the event
  * comes once the RTU arrived, as a listener's ESTABLISHED does: the other
- * end's QP is then ready.  500 ms at most; any other id returns at once.
- * The caller keeps @id from being destroyed meanwhile (ucma holds its
- * context), as cm_id.ib is read without the id's locks.
+ * end's QP is then ready.
+ *
+ * The wait blocks the caller's event thread, so it lasts only while that
+ * thread has nothing else to do: it ends when @events is not empty, as
+ * well as at the RTU, a signal or 500 ms.  Two processes each waiting for
+ * the other's RTU would otherwise stall each other, as the RTU each waits
+ * for is sent once the other's REP, queued behind, is handled.  Any other
+ * id returns at once.  The caller keeps @id from being destroyed
+ * meanwhile (ucma holds its context), as cm_id.ib is read without the
+ * id's locks, and @wq alive until the id is.
  *
  * Context: Process context, without the id's handler lock; may sleep.
  */
-void rdma_peer_accepted(struct rdma_cm_id *id)
+void rdma_peer_accepted(struct rdma_cm_id *id, struct wait_queue_head *wq,
+			const struct list_head *events)
 {
 	struct rdma_id_private *id_priv =
 		container_of(id, struct rdma_id_private, id);
@@ -292,8 +304,11 @@ void rdma_peer_accepted(struct rdma_cm_id *id)
 	    !rdma_cap_ib_cm(id->device, id->port_num) || !cm_id ||
 	    !cma_peer_rep_out(cm_id))
 		return;
-	wait_var_event_timeout(&id_priv->peer_param, !cma_peer_rep_out(cm_id),
-			       msecs_to_jiffies(CMA_PEER_RTU_WAIT_MS));
+	WRITE_ONCE(id_priv->peer_wq, wq);
+	wait_event_interruptible_timeout(*wq, !cma_peer_rep_out(cm_id) ||
+					 !list_empty_careful(events),
+					 msecs_to_jiffies(CMA_PEER_RTU_WAIT_MS));
+	WRITE_ONCE(id_priv->peer_wq, NULL);
 }
 EXPORT_SYMBOL(rdma_peer_accepted);
 
