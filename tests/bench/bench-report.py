@@ -467,6 +467,7 @@ def floods(bdir):
         out[str(n)] = {
             'ids': n, 'ranks': r, 'runs': res,
             'all_usable_ms': median(x['all_usable_ms'] for x in res),
+            'all_formed_ms': median(x['all_formed_ms'] for x in res),
             'all_usable_every_run': all(x['all_usable_ms'] is not None
                                         for x in res),
             'wrong_process': sum(x['wrong_process'] for x in res),
@@ -480,9 +481,11 @@ def floods(bdir):
             'req_sent_a': [d['a'].get('cm_tx_msgs/req') for d in whole],
             'held_b': [d['b'].get('held') for d in whole],
         }
-    base = out.get('0', {}).get('all_usable_ms')
+    base = out.get('0', {})
     for f in out.values():
-        f['ratio'] = ratio(f['all_usable_ms'], base)
+        f['ratio'] = ratio(f['all_usable_ms'], base.get('all_usable_ms'))
+        f['formed ratio'] = ratio(f['all_formed_ms'],
+                                  base.get('all_formed_ms'))
         f['target met'] = (f['all_usable_every_run'] and
                            f['wrong_process'] == 0 and f['flooders_ok'] and
                            (f['ids'] == 0 or f['ratio'] is not None and
@@ -509,14 +512,16 @@ def flood_md(flood):
           'run; REQs and held counted over the whole flood):'
           % max(len(f['runs']) for f in flood.values()), '',
           '| N ids | R x R | root all usable ms | ratio to unloaded (target '
-          '<= %g) | root all usable in every run | wrong process | REQs '
-          'sent by a | REQs held at b | flooders ok | target met |'
-          % TARGET_FLOOD,
-          '|---|---|---|---|---|---|---|---|---|---|']
+          '<= %g) | root all formed ms (ratio) | root all usable in every '
+          'run | wrong process | REQs sent by a | REQs held at b | flooders '
+          'ok | target met |' % TARGET_FLOOD,
+          '|---|---|---|---|---|---|---|---|---|---|---|']
     for f in flood.values():
-        md.append('| %d | %dx%d | %s | %s | %s | %d | %s | %s | %s | %s |' % (
+        md.append('| %d | %dx%d | %s | %s | %s (%s) | %s | %d | %s | %s | %s '
+                  '| %s |' % (
             f['ids'], f['ranks'], f['ranks'], fmt(f['all_usable_ms']),
-            fmt(f['ratio']), 'yes' if f['all_usable_every_run'] else 'NO',
+            fmt(f['ratio']), fmt(f['all_formed_ms']), fmt(f['formed ratio']),
+            'yes' if f['all_usable_every_run'] else 'NO',
             f['wrong_process'],
             ', '.join(str(d) for d in f['req_sent_a']) if f['ids'] else '-',
             ', '.join(str(d) for d in f['held_b']) if f['ids'] else '-',

@@ -1276,9 +1276,10 @@ EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_cwnd);
 
 /*
  * Peer-to-peer: a passive end in user space was told ESTABLISHED when its
- * REP went (librdmacm completes its connect as an active one's).  If it
- * disconnects before the RTU came, the other end is established: stop
- * the REP and send DREQ as from ESTABLISHED, not the REJ of a destroy.
+ * accept returned, at the RTU or when its wait for it ended (librdmacm
+ * completes its connect as an active one's).  If it disconnects before
+ * the RTU came, the other end is established: stop the REP and send DREQ
+ * as from ESTABLISHED, not the REJ of a destroy.
  */
 void cm_peer_establish(struct cm_id_private *cm_id_priv)
 {

@@ -5,7 +5,7 @@
  */
 
 #include <linux/slab.h>
-#include <linux/wait_bit.h>
+#include <linux/wait.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_cm.h>
 
@@ -248,10 +248,8 @@ int cma_peer_established(struct rdma_id_private *id_priv,
 {
 	/* user space is told when its accept returns: rdma_peer_accepted() */
 	if (!id_priv->id.qp) {
-		struct wait_queue_head *wq = READ_ONCE(id_priv->peer_wq);
-
-		if (wq)
-			wake_up_interruptible(wq);
+		if (id_priv->peer_wq)
+			wake_up_interruptible(id_priv->peer_wq);
 		return -EALREADY;
 	}
 	event->param.conn.private_data = id_priv->peer_req_data;
@@ -286,10 +284,12 @@ static bool cma_peer_rep_out(struct ib_cm_id *cm_id)
  * thread has nothing else to do: it ends when @events is not empty, as
  * well as at the RTU, a signal or 500 ms.  Two processes each waiting for
  * the other's RTU would otherwise stall each other, as the RTU each waits
- * for is sent once the other's REP, queued behind, is handled.  Any other
- * id returns at once.  The caller keeps @id from being destroyed
+ * for is sent once the other's REP, queued behind, is handled.  Only the
+ * RTU and @events wake it: a REJ or DREQ we send meanwhile does not.  Any
+ * other id returns at once.  The caller keeps @id from being destroyed
  * meanwhile (ucma holds its context), as cm_id.ib is read without the
- * id's locks, and @wq alive until the id is.
+ * id's locks.  @wq is reached by the RTU's handler under the id's
+ * handler_mutex, and only during this call.
  *
  * Context: Process context, without the id's handler lock; may sleep.
  */
@@ -304,11 +304,16 @@ void rdma_peer_accepted(struct rdma_cm_id *id, struct wait_queue_head *wq,
 	    !rdma_cap_ib_cm(id->device, id->port_num) || !cm_id ||
 	    !cma_peer_rep_out(cm_id))
 		return;
-	WRITE_ONCE(id_priv->peer_wq, wq);
+	/* the RTU's handler wakes @wq under handler_mutex */
+	mutex_lock(&id_priv->handler_mutex);
+	id_priv->peer_wq = wq;
+	mutex_unlock(&id_priv->handler_mutex);
 	wait_event_interruptible_timeout(*wq, !cma_peer_rep_out(cm_id) ||
-					 !list_empty_careful(events),
+					 !list_empty(events),
 					 msecs_to_jiffies(CMA_PEER_RTU_WAIT_MS));
-	WRITE_ONCE(id_priv->peer_wq, NULL);
+	mutex_lock(&id_priv->handler_mutex);
+	id_priv->peer_wq = NULL;
+	mutex_unlock(&id_priv->handler_mutex);
 }
 EXPORT_SYMBOL(rdma_peer_accepted);
 
