@@ -17,6 +17,12 @@ uml_mount() {
 	mount -t sysfs sys /sys
 	mount -t debugfs debugfs /sys/kernel/debug
 	mount -t tmpfs tmpfs /run
+	# kmemleak's own scans (a minute after boot, then ten minutes after
+	# each) cost the debug kernels seconds of CPU (KASAN; under TCG too)
+	# and stall the timed runs; uml_finish scans when the report is due
+	if [ -w /sys/kernel/debug/kmemleak ]; then
+		echo scan=off 2>/dev/null >/sys/kernel/debug/kmemleak
+	fi
 }
 
 # uml_rxe_up <ip> <peer ip>: address $PEER_NETDEV, soft-RoCE rxe0 on it,
