@@ -79,14 +79,19 @@ uml_counters() {
 # kernels read the host clock: nothing to do; the VMs redefine it).
 uml_clock_sync() { :; }
 
-# uml_barrier <sync dir> <me> <other> <name> <margin ms>: wait for the
-# other host, then print a start time (host clock, ms) <margin> ahead,
+# uml_barrier <sync dir> <me> <others> <name> <margin ms>: wait for the
+# other hosts (<others>: their names, comma separated; PEER_BARRIER_TRIES
+# for each), then print a start time (host clock, ms) <margin> ahead,
 # chosen by host a.
 uml_barrier() {
+	local o i
+
 	touch "$1/$4.$2"
-	for i in $(seq "${PEER_BARRIER_TRIES:-600}"); do
-		[ -e "$1/$4.$3" ] && break
-		sleep 0.1
+	for o in ${3//,/ }; do
+		for i in $(seq "${PEER_BARRIER_TRIES:-600}"); do
+			[ -e "$1/$4.$o" ] && break
+			sleep 0.1
+		done
 	done
 	uml_clock_sync "$1"
 	if [ "$2" = a ]; then

@@ -4,8 +4,9 @@
 
 usage: bench-report.py BENCH_DIR
 
-Reads a/ and b/ (per-host peer_bench JSON lines and CM counters around
-each run) and hotpath.txt (the KUnit suite's "bench:" lines).  A
+Reads one folder per host, a/, b/ and so on (per-host peer_bench JSON
+lines and CM counters around each run) and hotpath.txt (the KUnit suite's
+"bench:" lines).  A
 connection is one (run, round, pair); its set-up time is the later of its
 two ends' ESTABLISHED times, from the round's common start.  It counts as
 formed when both ends report it established and each end's QPN is the
@@ -28,6 +29,7 @@ CONNECT_MADS = ('req', 'rep', 'rtu', 'mra', 'rej')
 TARGET_WA = float(os.environ.get('BENCH_TARGET_WA', '0.6'))
 TARGET_CS = float(os.environ.get('BENCH_TARGET_CS', '1.0'))
 TARGET_FLOOD = 1.2
+HOSTS = ('a', 'b')     # main() sets the run's hosts: the folders a/, b/, ...
 
 
 def pct(values, p):
@@ -52,7 +54,7 @@ def counters(path):
 
 def load_run(bdir, run):
     ends, rounds = [], []
-    for host in ('a', 'b'):
+    for host in HOSTS:
         for path in glob.glob(os.path.join(bdir, host, run + '.*.jsonl')):
             with open(path) as f:
                 for line in f:
@@ -62,7 +64,7 @@ def load_run(bdir, run):
                         continue
                     (ends if 'pair' in rec else rounds).append(rec)
     mads = collections.Counter()
-    for host in ('a', 'b'):
+    for host in HOSTS:
         before = counters(os.path.join(bdir, host, run + '.before'))
         after = counters(os.path.join(bdir, host, run + '.after'))
         for k, v in after.items():
@@ -140,10 +142,47 @@ def fmt(v, unit=''):
                                   else '%s%s' % (v, unit))
 
 
+def pair_md(pair):
+    pp = pair['peer']
+    md = ['Single pair (%s rounds each, set-up time = later ESTABLISHED of '
+          'the two ends from a common start; MADs counted by the receiving '
+          'CM):' % pp['expected'], '',
+          '| mode | formed/expected | p50 ms | p99 ms | connect MADs/conn |'
+          ' REQ | REP | RTU | MRA |', '|---|---|---|---|---|---|---|---|---|']
+    for mode, label in (('peer', 'peer (a)'),
+                        ('cs', 'client/server (b)'),
+                        ('wa', 'workaround (c)'),
+                        ('held', 'peer, held (b connects %d ms late; '
+                         'time from then)' % HELD_DELAY_MS)):
+        r = pair[mode]
+        m = r['mads_per_conn']
+        md.append('| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s |' % (
+            label, r['formed'], r['expected'], fmt(r['p50_ms']),
+            fmt(r['p99_ms']), fmt(r['connect_mads_per_conn']), fmt(m['req']),
+            fmt(m['rep']), fmt(m['rtu']), fmt(m['mra'])))
+    rt = pair['ratios']
+    md += ['', 'Ratios: a/b p50 %s, p99 %s; c/b p50 %s, p99 %s; '
+           'held/b p50 %s, p99 %s.' % (
+               fmt(rt['peer/cs p50']), fmt(rt['peer/cs p99']),
+               fmt(rt['wa/cs p50']), fmt(rt['wa/cs p99']),
+               fmt(rt['held/cs p50']), fmt(rt['held/cs p99'])),
+        'Peer rounds by path: %s (p50 collision %s ms, held %s ms).' % (
+        pp.get('paths'), fmt(pp.get('p50_ms_collision')),
+        fmt(pp.get('p50_ms_held'))),
+        'Held-mode rounds by path: %s (p50 held %s ms, collision %s ms).' % (
+        pair['held'].get('paths'),
+        fmt(pair['held'].get('p50_ms_held')),
+        fmt(pair['held'].get('p50_ms_collision'))), '']
+    return md
+
+
 def main():
+    global HOSTS
     bdir = sys.argv[1]
+    HOSTS = tuple(h for h in 'abcdefgh'
+                  if os.path.isdir(os.path.join(bdir, h)))
     result = {'conditions': {}, 'pair': {}, 'storm': {}}
-    for host in ('a', 'b'):
+    for host in HOSTS:
         p = os.path.join(bdir, host, 'conditions.txt')
         if os.path.exists(p):
             result['conditions'][host] = open(p).read().strip()
@@ -194,36 +233,9 @@ def main():
             f.write(text)
         print(text)
         sys.exit(1)
-    md = [head, '',
-          'Single pair (%s rounds each, set-up time = later ESTABLISHED of '
-          'the two ends from a common start; MADs counted by the receiving CM):'
-          % result['conditions']['rounds'],
-          '', '| mode | formed/expected | p50 ms | p99 ms | connect MADs/conn |'
-          ' REQ | REP | RTU | MRA |', '|---|---|---|---|---|---|---|---|---|']
-    for mode, label in (('peer', 'peer (a)'),
-                        ('cs', 'client/server (b)'),
-                        ('wa', 'workaround (c)'),
-                        ('held', 'peer, held (b connects %d ms late; '
-                         'time from then)' % HELD_DELAY_MS)):
-        r = result['pair'][mode]
-        m = r['mads_per_conn']
-        md.append('| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s |' % (
-            label, r['formed'], r['expected'], fmt(r['p50_ms']),
-            fmt(r['p99_ms']), fmt(r['connect_mads_per_conn']), fmt(m['req']),
-            fmt(m['rep']), fmt(m['rtu']), fmt(m['mra'])))
-    rt = result['pair']['ratios']
-    md += ['', 'Ratios: a/b p50 %s, p99 %s; c/b p50 %s, p99 %s; '
-           'held/b p50 %s, p99 %s.' % (
-               fmt(rt['peer/cs p50']), fmt(rt['peer/cs p99']),
-               fmt(rt['wa/cs p50']), fmt(rt['wa/cs p99']),
-               fmt(rt['held/cs p50']), fmt(rt['held/cs p99'])),
-        'Peer rounds by path: %s (p50 collision %s ms, held %s ms).' % (
-        pp.get('paths'), fmt(pp.get('p50_ms_collision')),
-        fmt(pp.get('p50_ms_held'))),
-        'Held-mode rounds by path: %s (p50 held %s ms, collision %s ms).' % (
-        result['pair']['held'].get('paths'),
-        fmt(result['pair']['held'].get('p50_ms_held')),
-        fmt(result['pair']['held'].get('p50_ms_collision'))), '']
+    md = [head, '']
+    if any(result['pair'][m]['expected'] for m in ('peer', 'cs', 'wa')):
+        md += pair_md(result['pair'])
     md += storm_md(result['storm'])
     md += flood_md(result['flood'])
     if result['hotpath']:
@@ -270,6 +282,8 @@ def plot(bdir, rows):
                 f.write('%.3f %.4f\n' % (v, (i + 1) / len(vals)))
         series.append("'%s' using 1:2 with steps lw 2 title '%s'"
                       % (path, run))
+    if not series:
+        return
     script = ("set terminal png size 800,500\n"
               "set output '%s'\n"
               "set title 'Connection set-up time, single pair (CDF)'\n"
@@ -297,7 +311,7 @@ def slab(path):
 def counter_deltas(bdir, run):
     """per host: each CM counter's change over the run"""
     out = {}
-    for h in ('a', 'b'):
+    for h in HOSTS:
         before = counters(os.path.join(bdir, h, run + '.before'))
         after = counters(os.path.join(bdir, h, run + '.after'))
         out[h] = {k: v - before.get(k, 0) for k, v in after.items()}
@@ -305,15 +319,16 @@ def counter_deltas(bdir, run):
 
 
 def lost_mads(delta):
-    """REQ/REP/RTU sent by one host and never counted by the other's CM"""
-    out = {}
-    for src, dst in (('a', 'b'), ('b', 'a')):
-        for m in ('req', 'rep', 'rtu'):
-            out['%s>%s/%s' % (src, dst, m)] = max(0,
-                delta[src].get('cm_tx_msgs/' + m, 0) -
-                delta[dst].get('cm_rx_msgs/' + m, 0) -
-                delta[dst].get('cm_rx_duplicates/' + m, 0))
-    return out
+    """REQ/REP/RTU sent and never counted by the receiving CM: per
+    direction on two hosts, summed over all hosts on more"""
+    def count(hosts, k):
+        return sum(delta[h].get(k, 0) for h in hosts)
+    ways = ([((s,), (d,)) for s, d in (('a', 'b'), ('b', 'a'))]
+            if len(delta) == 2 else [(tuple(delta), tuple(delta))])
+    return {'%s>%s/%s' % (''.join(src), ''.join(dst), m): max(0,
+            count(src, 'cm_tx_msgs/' + m) - count(dst, 'cm_rx_msgs/' + m) -
+            count(dst, 'cm_rx_duplicates/' + m))
+            for src, dst in ways for m in ('req', 'rep', 'rtu')}
 
 
 def cpu_busy(path):
@@ -357,7 +372,7 @@ def storm_one(bdir, run, expected):
             errs.update(e['err'] for e in es if e['err'])
     delta = counter_deltas(bdir, run)
     retries = collections.Counter()
-    for host in ('a', 'b'):
+    for host in HOSTS:
         for k, v in delta[host].items():
             # not mra: a response sent without a cm_id (the MRA for a
             # resent held REQ) counts as a retry too
@@ -377,11 +392,11 @@ def storm_one(bdir, run, expected):
         'mads': {k: mads[k] for k in CONNECT_MADS},
         'resent': dict(retries),
         'slab_kb': {h: slab(os.path.join(bdir, h, run + '.slab'))
-                    for h in ('a', 'b')},
+                    for h in HOSTS},
         'late_ms': max([r.get('late_ms', 0) for r in rounds] or [0]),
         'lost': lost_mads(delta),
         'cpu_busy': {h: cpu_busy(os.path.join(bdir, h, run + '.cpu'))
-                     for h in ('a', 'b')},
+                     for h in HOSTS},
         'curve': sorted(formed),
     }
 
@@ -408,9 +423,13 @@ def storms(bdir):
         _, r, mode, rep = name.split('-')
         runs[(int(r), mode)].append((int(rep), name))
     out = {}
+    # every rank connects to every rank of the other hosts
+    npairs = len(HOSTS) * (len(HOSTS) - 1) // 2
     for (r, mode), reps in sorted(runs.items()):
-        s = out.setdefault(str(r), {'ranks': r, 'connections': r * r})
-        res = [storm_one(bdir, name, r * r) for _, name in sorted(reps)]
+        s = out.setdefault(str(r), {'ranks': r, 'hosts': len(HOSTS),
+                                    'connections': npairs * r * r})
+        res = [storm_one(bdir, name, s['connections'])
+               for _, name in sorted(reps)]
         s[mode] = {
             'runs': res,
             'all_formed_ms': median(x['all_formed_ms'] for x in res),
@@ -550,12 +569,16 @@ def slab_txt(runs):
 def storm_md(storm):
     if not storm:
         return []
-    md = ['Storms (R ranks per host, one port each; every rank connects to '
-          'every rank of the other host at once: R x R connections; '
-          'medians of %d runs per size and mode; time = all connections '
-          'ESTABLISHED at both ends, from the common start):' %
-          max(len(s[m]['runs']) for s in storm.values()
-              for m in STORM_MODES if m in s), '',
+    md = ['Storms on %d hosts (R ranks per host, one port each; every rank '
+          'connects to every rank of the other hosts at once: R x R '
+          'connections per pair of hosts (in all: %s); medians of %d runs per '
+          'size and mode; time = all connections ESTABLISHED at both ends, '
+          'from the common start):' % (
+              len(HOSTS), ', '.join('%s at R = %d' % (s['connections'],
+                                                       s['ranks'])
+                                    for s in storm.values()),
+              max(len(s[m]['runs']) for s in storm.values()
+                  for m in STORM_MODES if m in s)), '',
           '| R x R | mode | all formed ms | all usable ms (SEND both ways) |'
           ' failed | dup | wrong process | REJ | MADs/conn | resent MADs |'
           ' slab kB peak / left |',

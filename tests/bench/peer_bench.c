@@ -11,9 +11,9 @@
  *   peer  every connection is its own rdma_cm id bound to the rank's port
  *         (RDMA_OPTION_ID_REUSEADDR) with RDMA_OPTION_ID_PEER_TO_PEER;
  *         both ends rdma_connect() at the start;
- *   cs    client/server with static roles: the ranks of the lower host
- *         (first in --hosts) listen on their port before the start, the
- *         others connect at the start from an ephemeral port;
+ *   cs    client/server with static roles: of two hosts, the ranks of the
+ *         lower one (first in --hosts) listen on their port before the
+ *         start, the others connect at the start from an ephemeral port;
  *   wa    the workaround without the peer model (Open MPI-style wire-up):
  *         at the start the lower host's rank listens and tells each
  *         client rank with a UDP message (to --ctrl-port + its local
@@ -72,7 +72,7 @@
 
 #include "peer_common.h"
 
-#define MAX_HOSTS	4
+#define MAX_HOSTS	8
 #define MAX_CONNS	128
 #define MAGIC		0x62656e63u
 
@@ -653,6 +653,17 @@ static void teardown(void)
 	listener = NULL;
 }
 
+/* a rank listens when it is the server of any other rank */
+static bool serves(void)
+{
+	int i;
+
+	for (i = 0; i < nconns; i++)
+		if (conns[i].role == R_SERVER)
+			return true;
+	return false;
+}
+
 static void setup_round(void)
 {
 	int n = o.ranks * o.nhosts, j;
@@ -680,7 +691,7 @@ static void setup_round(void)
 	for (j = 0; j < nconns; j++)
 		if (conns[j].role != R_SERVER)
 			setup_connector(&conns[j]);
-	if (o.mode == CS && conns[0].role == R_SERVER)
+	if (o.mode == CS && serves())
 		listen_on_port();
 }
 
@@ -698,10 +709,11 @@ static int run_round(void)
 	late = now_ms() > t0 ? now_ms() - t0 : 0;
 	peer_sleep_until(t0, o.spin);
 	mark("start");
-	if (o.mode == WA && conns[0].role == R_SERVER) {
+	if (o.mode == WA && serves()) {
 		listen_on_port();
 		for (i = 0; i < nconns; i++)
-			notify(&conns[i]);
+			if (conns[i].role == R_SERVER)
+				notify(&conns[i]);
 		next_notice = now_ms() + WA_RENOTIFY_MS;
 	}
 	/*
@@ -849,9 +861,10 @@ static void parse(int argc, char **argv)
 		}
 	}
 	for (tok = hosts ? strtok_r(hosts, ",", &save) : NULL;
-	     tok && o.nhosts < MAX_HOSTS; tok = strtok_r(NULL, ",", &save))
-		o.hosts[o.nhosts++] = tok;
-	if (o.nhosts < 2 || (!o.start_ms && !o.start_file) ||
+	     tok && o.nhosts <= MAX_HOSTS; tok = strtok_r(NULL, ",", &save))
+		if (o.nhosts++ < MAX_HOSTS)
+			o.hosts[o.nhosts - 1] = tok;
+	if (o.nhosts < 2 || o.nhosts > MAX_HOSTS || (!o.start_ms && !o.start_file) ||
 	    (o.start_file && o.rounds != 1) || !o.clock_file ||
 	    o.ranks < 1 || (o.nhosts - 1) * o.ranks > MAX_CONNS ||
 	    o.index < 0 || o.index >= o.ranks * o.nhosts)

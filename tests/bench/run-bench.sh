@@ -16,7 +16,11 @@
 #  4. tests/bench/bench-report.py: build/results/bench/{bench.json,
 #     latency.csv, latency.png, storms.png, summary.md}, printed at the
 #     end; tests/bench/trace-round.py: trace.md;
-#  5. the storms again on two SMP qemu VMs with Debian's kernel and our
+#  5. the storms again on BENCH_HOSTS (default 4; 0 for none) UML hosts
+#     on a bridge of this host (root), BENCH_HOSTS_RANKS ranks per host
+#     (default "4 8 16 20": 96 to 2400 connections, 1200 per host), report
+#     in build/results/bench-hosts/;
+#  6. the storms again on two SMP qemu VMs with Debian's kernel and our
 #     modules (tests/bench/run-bench-vm.sh, report in
 #     build/results/bench-vm/; needs `make`, which `make bench` runs).
 #
@@ -27,8 +31,8 @@
 # flood runs, 0 for unloaded, default "0 1024 4096"; "" for none) and
 # BENCH_DELAY_US (netem delay on each host's link, default 0) tune it; BENCH_ONLY=hotpath stops after step 2,
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
-# BENCH_ONLY=conn only the connection benchmarks of step 3 and step 5
-# (BENCH_VM=0: no step 5),
+# BENCH_ONLY=conn only the connection benchmarks of steps 3, 5 and 6
+# (BENCH_VM=0: no step 6), BENCH_ONLY=hosts only step 5,
 # BENCH_ONLY=trace only the single-pair peer, held and client/server
 # rounds with the kernel trace on, one round of each kind printed on one time line
 # (tests/bench/trace-round.py, into trace.md).
@@ -38,9 +42,16 @@ set -uo pipefail
 . "$TOP/tests/bench/bench-lib.sh"
 
 B=$BUILD/results/bench
+L=$BUILD/results/bench-hosts
 BENCH_OUT=$BUILD/uml-bench
-rm -rf "$B"
-mkdir -p "$B/a" "$B/b" "$B/sync"
+rm -rf "$L"
+mkdir -p "$L/sync"
+if [ "${BENCH_ONLY:-}" = hosts ]; then
+	B=$L	# the build's logs; the two-host results stay
+else
+	rm -rf "$B"
+	mkdir -p "$B/a" "$B/b" "$B/sync"
+fi
 
 log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
 (cd "$SRC" && python3 tools/testing/kunit/kunit.py build \
@@ -52,7 +63,7 @@ log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
 uml_userspace_check "$BENCH_OUT/linux" "$B" ||
 	die "UML user space does not run: no benchmark"
 
-case "${BENCH_ONLY:-}" in reqpath | conn | trace) ;; *)
+case "${BENCH_ONLY:-}" in reqpath | conn | trace | hosts) ;; *)
 	log "hot path: KUnit suite cm_peer_bench"
 	(cd "$SRC" && python3 tools/testing/kunit/kunit.py exec \
 		--build_dir="$BENCH_OUT" --raw_output=all --timeout=900 \
@@ -67,6 +78,35 @@ if [ "${BENCH_ONLY:-}" = hotpath ]; then
 fi
 
 bench_build_peer_bench
+
+# 5. the storms on more hosts: BENCH_HOSTS UML kernels on one bridge
+bench_hosts() {
+	local n=${BENCH_HOSTS:-4} h names=(a b c d e f g h)
+
+	[ "$n" -gt 2 ] || return 0
+	if [ "$(id -u)" != 0 ]; then
+		[ "${BENCH_ONLY:-}" = hosts ] && die "step 5 needs root (a bridge)"
+		log "not root: no storms on $n hosts (step 5 needs a bridge)"
+		return 0
+	fi
+	log "storms on $n UML hosts on a bridge"
+	# the report counts the hosts by their folders
+	for h in "${names[@]:0:n}"; do
+		mkdir -p "$L/$h"
+	done
+	uml_lan "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$L" "$L/sync" \
+		"$TOP/tests/bench/uml-bench-init.sh" "$n" mem=2G \
+		BENCH_ONLY=storm PEER_BIN="$BUILD/peer_bench" \
+		BENCH_RANKS="$(echo "${BENCH_HOSTS_RANKS-4 8 16 20}" | tr ' ' ,)" \
+		BENCH_REPEAT="${BENCH_REPEAT:-5}" \
+		BENCH_STORM_ARGS="$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,)" \
+		BENCH_DELAY_US="${BENCH_DELAY_US:-0}" || return 1
+	bench_report "$L" "$n UML kernels on a bridge" "uml-${n}hosts"
+}
+if [ "${BENCH_ONLY:-}" = hosts ]; then
+	bench_hosts
+	exit
+fi
 
 log "connection benchmarks on two UML hosts"
 uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
@@ -95,7 +135,11 @@ bench_report "$B" "two UML kernels" uml || rc=1
 python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"
 
-# 5. the storms again on the SMP VM stage (Debian's kernel)
+if [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = conn ]; then
+	bench_hosts || rc=1
+fi
+
+# 6. the storms again on the SMP VM stage (Debian's kernel)
 if [ "${BENCH_VM:-1}" != 0 ] &&
    { [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = conn ]; }; then
 	log "storms on two SMP VMs: tests/bench/run-bench-vm.sh"

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# PID 1 of one of the two UML hosts of the benchmarks (hostfs root, the
+# PID 1 of one of the UML hosts of the benchmarks (hostfs root, the
 # kernel of build/uml-bench).  From the kernel command line: PEER_NAME
-# (a|b), PEER_IP, PEER_REMOTE, PEER_OUT, PEER_SYNC, PEER_BIN (peer_bench),
+# (a|b|...), PEER_HOSTS (how many: 2, or more on a bridge with
+# BENCH_ONLY=storm), PEER_IP, PEER_REMOTE, PEER_OUT, PEER_SYNC, PEER_BIN
+# (peer_bench),
 # BENCH_ROUNDS (single-pair rounds), BENCH_RANKS (ranks per host of each
 # storm, comma separated: the kernel command line splits at spaces),
 # BENCH_REPEAT (storms of each size and mode), BENCH_STORM_ARGS (more
@@ -13,8 +15,8 @@
 #  1. single pair, one rank per host: BENCH_ROUNDS rounds of each of
 #     peer, cs, wa, and held (peer, b connects 5 ms late);
 #  2. storms: for each R in BENCH_RANKS, R ranks per host, every rank
-#     connects to every rank of the other host (R x R connections), in
-#     each mode;
+#     connects to every rank of the other hosts (R x R connections per
+#     pair of hosts), in each mode (BENCH_ONLY=storm: only this);
 #  2b. single-pair peer, held and cs rounds with the kernel trace on
 #     (BENCH_ONLY=trace: only this);
 #  2c. floods (BENCH_FLOOD: ids, comma separated, 0 for unloaded), run
@@ -38,9 +40,16 @@ else
 	mount -t devtmpfs devtmpfs /dev 2>/dev/null
 fi
 
+# host k (0, 1, ...) is named a, b, ... and has address 198.18.0.(k + 1);
+# other: the other hosts' names, comma separated (for uml_barrier)
 me=$PEER_NAME
-other=$([ "$me" = a ] && echo b || echo a)
-hidx=$([ "$me" = a ] && echo 0 || echo 1)
+names=(a b c d e f g h)
+other= hosts= hidx=
+for ((k = 0; k < ${PEER_HOSTS:-2}; k++)); do
+	hosts+=${hosts:+,}198.18.0.$((k + 1))
+	[ "${names[k]}" = "$me" ] && hidx=$k && continue
+	other+=${other:+,}${names[k]}
+done
 out=$PEER_OUT
 sync_dir=$PEER_SYNC
 mkdir -p "$out"
@@ -53,15 +62,20 @@ if [ -z "$PEER_NETDEV" ]; then
 	echo "no NIC with address $PEER_MAC" >&2
 	uml_finish "$out"
 fi
+if [ -z "$hidx" ] ||
+   { [ "${PEER_HOSTS:-2}" -gt 2 ] && [ "${BENCH_ONLY:-}" != storm ]; }; then
+	echo "host $me of ${PEER_HOSTS:-2}: only a..h, more than 2 for storms only" >&2
+	uml_finish "$out"
+fi
 set -x
 uml_rxe_up "$PEER_IP" "$PEER_REMOTE"
-# both hosts up (VMs boot at different speeds)
+# all hosts up (VMs boot at different speeds)
 uml_barrier "$sync_dir" "$me" "$other" up 0 >/dev/null
 if [ "${BENCH_DELAY_US:-0}" -gt 0 ]; then
 	tc qdisc add dev "$PEER_NETDEV" root netem delay "${BENCH_DELAY_US}us"
 fi
-# rank k of R lives on host k / R: a is 198.18.0.1, b 198.18.0.2
-base_args=(--hosts 198.18.0.1,198.18.0.2)
+# rank k of R lives on host k / R
+base_args=(--hosts "$hosts")
 uname -a >"$out/conditions.txt"
 grep -m1 'model name' /proc/cpuinfo >>"$out/conditions.txt"
 echo "$(nproc) CPUs" >>"$out/conditions.txt"
@@ -92,7 +106,10 @@ HELD_DELAY_MS=5
 # storm_run <ranks> <mode> <repeat> [run]: one storm, results in $out/$run.*
 storm_run() {
 	local n=$1 mode=$2 run=${4:-storm-$1-$2-$3} k pids=() rc=0 peak i perf
-	local base=$((30000 + (run_no++ % 100) * 64))
+	# ports below rdma_cm's ephemeral range (32768 up): a rank that
+	# listens and connects (cs on more than two hosts) must find its own
+	# port free
+	local base=$((30000 + (run_no++ % 40) * 64))
 
 	drops >"$out/$run.drops.before"
 	uml_counters >"$out/$run.before"
@@ -107,7 +124,7 @@ storm_run() {
 			>"$out/$run.$k.jsonl" 2>"$out/$run.$k.err" &
 		pids+=($!)
 	done
-	# the start: once every rank of both hosts has set up
+	# the start: once every rank of every host has set up
 	for ((i = 0; i < 1200; i++)); do
 		[ "$(ls "$out" | grep -c "^$run\.ready\.")" -ge "$n" ] && break
 		sleep 0.1
@@ -174,6 +191,7 @@ trace_pairs() {
 case "${BENCH_ONLY:-}" in
 # BENCH_ONLY=reqpath: only the REQ path suite (step 3), on host a
 trace | reqpath) BENCH_ROUNDS=0 BENCH_RANKS= BENCH_FLOOD= ;;
+storm) BENCH_ROUNDS=0 BENCH_FLOOD= ;;
 esac
 for mode in peer cs wa held; do
 	[ "${BENCH_ROUNDS:-200}" -gt 0 ] || break
@@ -181,8 +199,9 @@ for mode in peer cs wa held; do
 done
 
 # 2. storms, MPI-style: R ranks per host, one port each on the host's
-#    address, every rank connects to every rank of the other host at
-#    once (R x R connections); BENCH_REPEAT times each mode, interleaved.
+#    address, every rank connects to every rank of the other hosts at
+#    once (R x R connections per pair of hosts); BENCH_REPEAT times each
+#    mode, interleaved.
 #    Slab (/proc/meminfo) before, at its peak during, and after.
 IFS=, read -r -a storm <<<"${BENCH_RANKS-4,8,16,32}"
 slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
