@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Suite cm_peer_rdma: the rdma_cm kernel API with kernel QPs, as an
- * in-kernel ULP uses it (and once without, as ucma uses it for user
- * space).  Two rdma_cm ids on the device's IPv4 address,
- * two ports, connect to each other with rdma_set_peer_to_peer(): the
- * passive end's REP is sent by rdma_cm from its CM handler, both ends get
- * RDMA_CM_EVENT_ESTABLISHED with the other's private data, and a SEND
- * goes each way.
+ * in-kernel ULP uses it (and without, as ucma uses it for user space).
+ * Two rdma_cm ids on the device's IPv4 address, two ports, connect to
+ * each other with rdma_set_peer_to_peer(): the passive end's REP is sent
+ * by rdma_cm from its CM handler, both ends get RDMA_CM_EVENT_ESTABLISHED
+ * with the other's private data, and a SEND goes each way.
  */
 #include <linux/cred.h>
+#include <linux/ktime.h>
 #include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
@@ -446,12 +446,13 @@ static void peer_rdma_iwarp(struct kunit *test)
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 /*
  * A passive end in user space has no QP on its id: CONNECT_RESPONSE, then
- * librdmacm's rdma_accept() without parameters sends the REP and reports
- * ESTABLISHED at once.  Its RTU lost, it disconnects: the other end,
- * established, must see DISCONNECTED (a DREQ), not nothing and then the
- * REJ of the destroy.
+ * librdmacm's rdma_accept() without parameters sends the REP.  b on
+ * @port + 1 is such an end, a's REQ held there; b's RTU is lost, so a is
+ * ESTABLISHED and b's REP stays out.
  */
-static void peer_rdma_user_passive_disconnect(struct kunit *test)
+static void peer_rdma_user_passive(struct kunit *test, u16 port,
+				   struct peer_rdma_end **pa,
+				   struct peer_rdma_end **pb)
 {
 	struct ib_qp_init_attr init;
 	struct peer_rdma_end *a, *b;
@@ -462,10 +463,8 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 	cm_peer_fault_clear();
 	ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
 	KUNIT_ASSERT_EQ(test, 0, ret);
-	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 14,
-				 PEER_RDMA_PORT + 15, false);
-	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 15,
-				 PEER_RDMA_PORT + 14, false);
+	a = peer_rdma_end_create(test, "ka", port, port + 1, false);
+	b = peer_rdma_end_create(test, "kb", port + 1, port, false);
 	peer_rdma_resolve(b);
 	peer_rdma_pd_cq(b, &init);
 	b->uqp = ib_create_qp(b->pd, &init);
@@ -495,12 +494,54 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 	read_poll_timeout(cm_peer_fault_hits, got, got != hits, 20000,
 			  jiffies_to_usecs(PEER_TIMEOUT), false);
 	KUNIT_ASSERT_EQ_MSG(test, hits + 1, got, "the RTU was not lost");
+	*pa = a;
+	*pb = b;
+}
 
+/*
+ * librdmacm reports ESTABLISHED when its accept returns.  The user-space
+ * passive end, its RTU lost, disconnects: the other end, established,
+ * must see DISCONNECTED (a DREQ), not nothing and then the REJ of the
+ * destroy.
+ */
+static void peer_rdma_user_passive_disconnect(struct kunit *test)
+{
+	struct peer_rdma_end *a, *b;
+
+	peer_rdma_user_passive(test, PEER_RDMA_PORT + 14, &a, &b);
 	KUNIT_ASSERT_EQ(test, 0, rdma_disconnect(b->id));
 	peer_rdma_expect(a, RDMA_CM_EVENT_DISCONNECTED);
 	KUNIT_ASSERT_EQ(test, 0, rdma_disconnect(a->id));	/* the DREP */
 	peer_rdma_expect(b, RDMA_CM_EVENT_DISCONNECTED);
 	KUNIT_EXPECT_EQ(test, 0, b->status);
+}
+
+/*
+ * ucma's accept waits in rdma_peer_accepted() for that RTU, but only
+ * while the caller has no event queued: two processes each waiting for
+ * the RTU the other sends once it handles a REP queued behind would stall
+ * each other.  The RTU lost, the wait lasts its bound (500 ms) with
+ * nothing queued, and does not start with an event queued.
+ */
+static void peer_rdma_user_accept_wait(struct kunit *test)
+{
+	DECLARE_WAIT_QUEUE_HEAD_ONSTACK(wq);
+	struct peer_rdma_end *a, *b;
+	struct list_head queued;
+	LIST_HEAD(events);
+	ktime_t t;
+
+	peer_rdma_user_passive(test, PEER_RDMA_PORT + 16, &a, &b);
+	t = ktime_get();
+	rdma_peer_accepted(b->id, &wq, &events);
+	KUNIT_EXPECT_GE_MSG(test, ktime_ms_delta(ktime_get(), t), 450,
+			    "nothing queued: returned before the RTU");
+	list_add(&queued, &events);
+	t = ktime_get();
+	rdma_peer_accepted(b->id, &wq, &events);
+	KUNIT_EXPECT_LT_MSG(test, ktime_ms_delta(ktime_get(), t), 250,
+			    "an event queued: waited for the RTU");
+	list_del(&queued);
 }
 #endif
 
@@ -607,6 +648,7 @@ static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_owner),
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 	KUNIT_CASE_SLOW(peer_rdma_user_passive_disconnect),
+	KUNIT_CASE_SLOW(peer_rdma_user_accept_wait),
 #endif
 	{}
 };
