@@ -443,26 +443,20 @@ static void peer_rdma_iwarp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, rdma_listen(z->id, 4));
 }
 
-#ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 /*
  * A passive end in user space has no QP on its id: CONNECT_RESPONSE, then
  * librdmacm's rdma_accept() without parameters sends the REP.  b on
- * @port + 1 is such an end, a's REQ held there; b's RTU is lost, so a is
- * ESTABLISHED and b's REP stays out.
+ * @port + 1 is such an end, a's REQ held there when b connects.
  */
-static void peer_rdma_user_passive(struct kunit *test, u16 port,
-				   struct peer_rdma_end **pa,
-				   struct peer_rdma_end **pb)
+static void peer_rdma_user_turned(struct kunit *test, u16 port,
+				  struct peer_rdma_end **pa,
+				  struct peer_rdma_end **pb)
 {
 	struct ib_qp_init_attr init;
 	struct peer_rdma_end *a, *b;
 	unsigned long held, now;
-	unsigned int hits, got;
 	int ret;
 
-	cm_peer_fault_clear();
-	ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
-	KUNIT_ASSERT_EQ(test, 0, ret);
 	a = peer_rdma_end_create(test, "ka", port, port + 1, false);
 	b = peer_rdma_end_create(test, "kb", port + 1, port, false);
 	peer_rdma_resolve(b);
@@ -480,12 +474,54 @@ static void peer_rdma_user_passive(struct kunit *test, u16 port,
 				jiffies_to_usecs(PEER_TIMEOUT), false, test,
 				"cm_peer/held");
 	KUNIT_ASSERT_EQ_MSG(test, 0, ret, "a's REQ not held");
-	hits = cm_peer_fault_hits();
-	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
-						   CM_RTU_ATTR_ID, 0, 1, 0));
 	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
 	peer_rdma_expect(b, RDMA_CM_EVENT_CONNECT_RESPONSE);
 	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
+	*pa = a;
+	*pb = b;
+}
+
+/*
+ * librdmacm may ask, accepting, to be told ESTABLISHED at the RTU, as a
+ * listener's accepted id is, rather than when its accept returns: then
+ * that event must come, with a's private data.
+ */
+static void peer_rdma_user_rtu_event(struct kunit *test)
+{
+	struct peer_rdma_end *a, *b;
+	int ret;
+
+	peer_rdma_user_turned(test, PEER_RDMA_PORT + 18, &a, &b);
+	KUNIT_EXPECT_TRUE(test, rdma_peer_passive(b->id));
+	KUNIT_EXPECT_FALSE(test, rdma_peer_passive(a->id));
+	memset(b->peer_name, 0, sizeof(b->peer_name));
+	rdma_lock_handler(b->id);
+	rdma_peer_report_rtu(b->id);
+	ret = rdma_accept(b->id, NULL);
+	rdma_unlock_handler(b->id);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	peer_rdma_expect(a, RDMA_CM_EVENT_ESTABLISHED);
+	peer_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
+	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
+}
+
+#ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
+/* As peer_rdma_user_turned(), b accepting, but b's RTU is lost. */
+static void peer_rdma_user_passive(struct kunit *test, u16 port,
+				   struct peer_rdma_end **pa,
+				   struct peer_rdma_end **pb)
+{
+	struct peer_rdma_end *a, *b;
+	unsigned int hits, got;
+	int ret;
+
+	cm_peer_fault_clear();
+	ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	hits = cm_peer_fault_hits();
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
+						   CM_RTU_ATTR_ID, 0, 1, 0));
+	peer_rdma_user_turned(test, port, &a, &b);
 	rdma_lock_handler(b->id);
 	ret = rdma_accept(b->id, NULL);
 	rdma_unlock_handler(b->id);
@@ -646,6 +682,7 @@ static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_ece),
 	KUNIT_CASE_SLOW(peer_rdma_iwarp),
 	KUNIT_CASE_SLOW(peer_rdma_owner),
+	KUNIT_CASE_SLOW(peer_rdma_user_rtu_event),
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
 	KUNIT_CASE_SLOW(peer_rdma_user_passive_disconnect),
 	KUNIT_CASE_SLOW(peer_rdma_user_accept_wait),

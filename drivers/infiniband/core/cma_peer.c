@@ -22,8 +22,9 @@
  * REQ's paths for the QP attributes (rdma_init_qp_attr()).  Without one
  * (user space), report CONNECT_RESPONSE: librdmacm moves the QP to RTR and
  * RTS and calls rdma_accept(), which sends the REP, exactly as it completes
- * an active connect; it reports ESTABLISHED to the application then.
- * Returns 0 when @event is to be reported.
+ * an active connect.  Stock librdmacm reports ESTABLISHED to the
+ * application then; one that asks for it is told at the RTU, see
+ * rdma_peer_report_rtu().  Returns 0 when @event is to be reported.
  */
 int cma_peer_passive(struct rdma_id_private *id_priv,
 		     const struct ib_cm_event *ib_event,
@@ -38,6 +39,14 @@ int cma_peer_passive(struct rdma_id_private *id_priv,
 		return -EINVAL;
 	}
 	id_priv->peer_passive = 1;
+	/* for ESTABLISHED, see cma_peer_established() */
+	id_priv->peer_req_data = kmemdup(ib_event->private_data + offset,
+					 IB_CM_REQ_PRIVATE_DATA_SIZE - offset,
+					 GFP_KERNEL);
+	if (!id_priv->peer_req_data) {
+		ret = -ENOMEM;
+		goto err;
+	}
 	if (!id_priv->id.qp) {
 		trace_cm_send_mra(id_priv);
 		ib_send_cm_mra(id_priv->cm_id.ib, CMA_CM_MRA_SETTING, NULL, 0);
@@ -54,14 +63,10 @@ int cma_peer_passive(struct rdma_id_private *id_priv,
 	if (memcmp(&id_priv->ece, &ib_event->param.req_rcvd.ece,
 		   sizeof(id_priv->ece)))
 		memset(&id_priv->ece, 0, sizeof(id_priv->ece));
-	id_priv->peer_req_data = kmemdup(ib_event->private_data + offset,
-					 IB_CM_REQ_PRIVATE_DATA_SIZE - offset,
-					 GFP_KERNEL);
-	ret = id_priv->peer_req_data ? cma_accept_ib(id_priv,
-						     &id_priv->peer_param) :
-				      -ENOMEM;
+	ret = cma_accept_ib(id_priv, &id_priv->peer_param);
 	if (!ret)
 		return -EINPROGRESS;
+err:
 	cma_modify_qp_err(id_priv);
 	ib_send_cm_rej(id_priv->cm_id.ib, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
 		       NULL, 0);
@@ -240,14 +245,15 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 #define CMA_PEER_RTU_WAIT_MS	500
 
 /*
- * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP.
- * Returns 0 when @event is to be reported, as cma_peer_passive().
+ * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP or
+ * when user space asked for it (rdma_peer_report_rtu()).  Returns 0 when
+ * @event is to be reported, as cma_peer_passive().
  */
 int cma_peer_established(struct rdma_id_private *id_priv,
 			 struct rdma_cm_event *event)
 {
-	/* user space is told when its accept returns: rdma_peer_accepted() */
-	if (!id_priv->id.qp) {
+	/* else user space is told when its accept returns */
+	if (!id_priv->id.qp && !id_priv->peer_rtu_event) {
 		if (id_priv->peer_wq)
 			wake_up_interruptible(id_priv->peer_wq);
 		return -EALREADY;
@@ -316,6 +322,48 @@ void rdma_peer_accepted(struct rdma_cm_id *id, struct wait_queue_head *wq,
 	mutex_unlock(&id_priv->handler_mutex);
 }
 EXPORT_SYMBOL(rdma_peer_accepted);
+
+/**
+ * rdma_peer_passive - Whether the other end's REQ made a peer id passive
+ * @id: Communication identifier.
+ *
+ * ucma flags the CONNECT_RESPONSE of such an id, so that librdmacm can tell
+ * it from the answer to an active connect: it has to accept it, and may
+ * ask with rdma_peer_report_rtu() for ESTABLISHED at the RTU.
+ *
+ * Context: Under the id's handler lock, as in its event handler.
+ */
+bool rdma_peer_passive(struct rdma_cm_id *id)
+{
+	struct rdma_id_private *id_priv =
+		container_of(id, struct rdma_id_private, id);
+
+	return id_priv->peer_passive;
+}
+EXPORT_SYMBOL(rdma_peer_passive);
+
+/**
+ * rdma_peer_report_rtu - Report a passive peer end's RTU as ESTABLISHED
+ * @id: Communication identifier about to rdma_accept() its CONNECT_RESPONSE.
+ *
+ * A passive peer end without a QP on its id (user space) gets no event at
+ * the RTU: stock librdmacm reports ESTABLISHED when its accept returns.  A
+ * caller that would rather be told when the other end's QP is ready, as a
+ * listener's accepted id is, calls this before rdma_accept(); the RTU
+ * then brings ESTABLISHED with the other end's private data.  Any other id
+ * is left as it is.
+ *
+ * Context: Under the id's handler lock, before rdma_accept().
+ */
+void rdma_peer_report_rtu(struct rdma_cm_id *id)
+{
+	struct rdma_id_private *id_priv =
+		container_of(id, struct rdma_id_private, id);
+
+	if (id_priv->peer_passive && !id->qp)
+		id_priv->peer_rtu_event = 1;
+}
+EXPORT_SYMBOL(rdma_peer_report_rtu);
 
 /**
  * rdma_set_peer_to_peer - Connect in the peer-to-peer model
