@@ -18,8 +18,8 @@ bench_build_peer_bench() {
 
 # bench_report <results dir> <platform> <tag>: bench-report.py on a run,
 # with its date, commit and machine (<platform>: what ran the hosts); a
-# whole run's summary (no BENCH_ONLY, or BENCH_ONLY=hosts: that whole
-# step) is kept as tests/bench/results/<date>-<hhmm>-<tag>.md
+# run's summary (no BENCH_ONLY, or BENCH_ONLY=conn or hosts: those
+# steps) is kept as tests/bench/results/<date>-<hhmm>-<tag>.md
 bench_report() {
 	local rc=0
 
@@ -27,7 +27,7 @@ bench_report() {
 	BENCH_COMMIT=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown) \
 	BENCH_MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $2" \
 		python3 "$TOP/tests/bench/bench-report.py" "$1" || rc=1
-	case "${BENCH_ONLY:-}" in "" | hosts)
+	case "${BENCH_ONLY:-}" in "" | conn | hosts)
 		[ -s "$1/summary.md" ] && cp "$1/summary.md" \
 			"$TOP/tests/bench/results/$(date -u +%F-%H%M)-$3.md" ;;
 	esac

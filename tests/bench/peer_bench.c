@@ -42,6 +42,8 @@
  *   {"round":R,"me":K,"late_ms":L,"stray":S,"matched":M,"claimed":C,
  *    "held":H}              per round: set-up overrun, CONNECT_REQUESTs
  *                           from no expected rank, cm_peer counter deltas
+ * --nonblock: the CM event channel is non-blocking, as MPI libraries have
+ * it (UCX); each wake-up then handles every event queued.
  * --delay-ms D: this end's rdma_connect() calls come D ms after the start
  * (the other end's peer REQ is then held here until they do).
  * With --trace, markers "pb rR @MS ..." (start, rdma_connect, each CM
@@ -99,7 +101,7 @@ struct conn {
 static struct {
 	enum mode mode;
 	int ranks, index, rounds, period_ms, window_ms, base_port, ctrl_port;
-	int spin, nhosts, no_send, delay_ms;
+	int spin, nhosts, no_send, delay_ms, nonblock;
 	long long start_ms;
 	char *hosts[MAX_HOSTS];
 	const char *dev, *clock_file, *ready_file, *start_file;
@@ -478,8 +480,12 @@ static void pump(double t, int (*done)(void))
 		renotify();
 		if (n <= 0)
 			continue;
-		if ((pfd[0].revents & POLLIN) && !rdma_get_cm_event(ch, &ev))
-			handle(ev);
+		if (pfd[0].revents & POLLIN)
+			while (!rdma_get_cm_event(ch, &ev)) {
+				handle(ev);
+				if (!o.nonblock)
+					break;
+			}
 		if (pfd[1].revents & POLLIN)
 			cq_event();
 		if (pfd[2].revents & POLLIN)
@@ -494,8 +500,14 @@ static void setup_wait(struct rdma_cm_id *id, enum rdma_cm_event_type want)
 	struct rdma_cm_event *ev;
 
 	for (;;) {
-		if (poll(&pfd, 1, 5000) != 1 || rdma_get_cm_event(ch, &ev))
+		if (poll(&pfd, 1, 5000) != 1)
 			die("no %s", rdma_event_str(want));
+		if (rdma_get_cm_event(ch, &ev)) {
+			if (errno == EAGAIN)	/* librdmacm took it */
+				continue;
+			die("no %s: %s", rdma_event_str(want),
+			    strerror(errno));
+		}
 		if (ev->id == id) {
 			if (ev->event != want)
 				die("%s instead of %s", rdma_event_str(ev->event),
@@ -775,7 +787,7 @@ static void print_usage(void)
 		"       (--start-ms HOST_EPOCH_MS | --start-file F [--ready-file G])\n"
 		"       [--ranks R] [--rounds N] [--period-ms P] [--window-ms W]\n"
 		"       [--base-port N] [--ctrl-port N] [--spin] [--dev D]\n"
-		"       [--no-send] [--trace] [--delay-ms D]\n");
+		"       [--no-send] [--trace] [--delay-ms D] [--nonblock]\n");
 	exit(2);
 }
 
@@ -790,7 +802,8 @@ static void parse(int argc, char **argv)
 		{ "base-port", 1, 0, 'b' }, { "ctrl-port", 1, 0, 'c' },
 		{ "clock-file", 1, 0, 'f' }, { "spin", 0, 0, 'S' },
 		{ "dev", 1, 0, 'D' }, { "no-send", 0, 0, 'N' },
-		{ "trace", 0, 0, 'T' }, { "delay-ms", 1, 0, 'd' }, { 0 },
+		{ "trace", 0, 0, 'T' }, { "delay-ms", 1, 0, 'd' },
+		{ "nonblock", 0, 0, 'B' }, { 0 },
 	};
 	char *hosts = NULL, *tok, *save;
 	int c;
@@ -847,6 +860,9 @@ static void parse(int argc, char **argv)
 		case 'N':
 			o.no_send = 1;
 			break;
+		case 'B':
+			o.nonblock = 1;
+			break;
 		case 'd':
 			o.delay_ms = atoi(optarg);
 			break;
@@ -886,6 +902,9 @@ int main(int argc, char **argv)
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel: %s", strerror(errno));
+	if (o.nonblock &&
+	    fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK))
+		die("O_NONBLOCK: %s", strerror(errno));
 	open_device();
 	if (o.mode == WA) {
 		udp = socket(AF_INET, SOCK_DGRAM, 0);

@@ -33,6 +33,10 @@
 # BENCH_ONLY=reqpath runs only cm_peer_req_bench in step 3,
 # BENCH_ONLY=conn only the connection benchmarks of steps 3, 5 and 6
 # (BENCH_VM=0: no step 6), BENCH_ONLY=hosts only step 5,
+# BENCH_LIBRDMACM=<dir> runs the UML hosts' programs on the librdmacm.so.1
+# in <dir> (LD_LIBRARY_PATH), e.g. rdma-core v44.0 built with the series
+# in rdma-core/patches, whose librdmacm is told a passive peer end's
+# ESTABLISHED at the RTU; by default they run on the host's.
 # BENCH_ONLY=trace only the single-pair peer, held and client/server
 # rounds with the kernel trace on, one round of each kind printed on one time line
 # (tests/bench/trace-round.py, into trace.md).
@@ -51,6 +55,14 @@ if [ "${BENCH_ONLY:-}" = hosts ]; then
 else
 	rm -rf "$B"
 	mkdir -p "$B/a" "$B/b" "$B/sync"
+fi
+
+PEER_LIB=${BENCH_LIBRDMACM:-}
+RDMACM_DESC="the host's librdmacm"
+if [ -n "$PEER_LIB" ]; then
+	[ -f "$PEER_LIB/librdmacm.so.1" ] ||
+		die "BENCH_LIBRDMACM: no librdmacm.so.1 in $PEER_LIB"
+	RDMACM_DESC="librdmacm of ${PEER_LIB#"$TOP"/}"
 fi
 
 log "building the benchmark UML kernel in ${BENCH_OUT#"$TOP"/}"
@@ -96,12 +108,13 @@ bench_hosts() {
 	done
 	uml_lan "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$L" "$L/sync" \
 		"$TOP/tests/bench/uml-bench-init.sh" "$n" mem=2G \
-		BENCH_ONLY=storm PEER_BIN="$BUILD/peer_bench" \
+		BENCH_ONLY=storm PEER_BIN="$BUILD/peer_bench" PEER_LIB="$PEER_LIB" \
 		BENCH_RANKS="$(echo "${BENCH_HOSTS_RANKS-4 8 16 20}" | tr ' ' ,)" \
 		BENCH_REPEAT="${BENCH_REPEAT:-5}" \
 		BENCH_STORM_ARGS="$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,)" \
 		BENCH_DELAY_US="${BENCH_DELAY_US:-0}" || return 1
-	bench_report "$L" "$n UML kernels on a bridge" "uml-${n}hosts"
+	bench_report "$L" "$n UML kernels on a bridge, $RDMACM_DESC" \
+		"uml-${n}hosts"
 }
 if [ "${BENCH_ONLY:-}" = hosts ]; then
 	bench_hosts
@@ -112,7 +125,8 @@ log "connection benchmarks on two UML hosts"
 uml_pair "$BENCH_OUT/linux" "${BENCH_TIMEOUT:-3600}" "$B" "$B/sync" \
 	"$TOP/tests/bench/uml-bench-init.sh" mem=2G BENCH_ONLY="${BENCH_ONLY:-}" \
 	kunit.enable=1 kunit.filter_glob=cm_peer_req_bench \
-	PEER_BIN="$BUILD/peer_bench" BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
+	PEER_BIN="$BUILD/peer_bench" PEER_LIB="$PEER_LIB" \
+	BENCH_ROUNDS="${BENCH_ROUNDS:-200}" \
 	BENCH_RANKS="$(echo "${BENCH_RANKS-4 8 16 32}" | tr ' ' ,)" \
 	BENCH_REPEAT="${BENCH_REPEAT:-5}" \
 	BENCH_STORM_ARGS="$(echo "${BENCH_STORM_ARGS:-}" | tr ' ' ,)" \
@@ -131,7 +145,7 @@ if [ "${BENCH_ONLY:-}" = reqpath ]; then
 	exit
 fi
 rc=0
-bench_report "$B" "two UML kernels" uml || rc=1
+bench_report "$B" "two UML kernels, $RDMACM_DESC" uml || rc=1
 python3 "$TOP/tests/bench/trace-round.py" "$B" >/dev/null &&
 	log "one traced round of each kind: ${B#"$TOP"/}/trace.md"
 

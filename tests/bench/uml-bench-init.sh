@@ -54,6 +54,10 @@ out=$PEER_OUT
 sync_dir=$PEER_SYNC
 mkdir -p "$out"
 exec >"$out/init.log" 2>&1
+# PEER_LIB: the librdmacm to run the programs on (run-bench.sh)
+if [ -n "${PEER_LIB:-}" ]; then
+	export LD_LIBRARY_PATH=$PEER_LIB
+fi
 if [ ! -x "$PEER_BIN" ] || [ ! -d "$sync_dir" ]; then
 	echo "missing $PEER_BIN or $sync_dir: nothing to run" >&2
 	uml_finish "$out"
