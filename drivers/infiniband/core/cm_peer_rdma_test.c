@@ -9,6 +9,9 @@
  */
 #include <linux/cred.h>
 #include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include "cm_peer_fault.h"
 #include "cm_peer_kunit_helpers.h"
 
@@ -506,7 +509,10 @@ static void peer_rdma_user_rtu_event(struct kunit *test)
 }
 
 #ifdef CONFIG_INFINIBAND_CM_PEER_FAULT_INJECT
-/* As peer_rdma_user_turned(), b accepting, but b's RTU is lost. */
+/*
+ * As peer_rdma_user_turned(), b accepting, but b's RTUs are lost: all of
+ * them, so that a slow run cannot see one sent for a resent REP.
+ */
 static void peer_rdma_user_passive(struct kunit *test, u16 port,
 				   struct peer_rdma_end **pa,
 				   struct peer_rdma_end **pb)
@@ -520,7 +526,8 @@ static void peer_rdma_user_passive(struct kunit *test, u16 port,
 	KUNIT_ASSERT_EQ(test, 0, ret);
 	hits = cm_peer_fault_hits();
 	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
-						   CM_RTU_ATTR_ID, 0, 1, 0));
+						   CM_RTU_ATTR_ID, 0, UINT_MAX,
+						   0));
 	peer_rdma_user_turned(test, port, &a, &b);
 	rdma_lock_handler(b->id);
 	ret = rdma_accept(b->id, NULL);
@@ -552,32 +559,86 @@ static void peer_rdma_user_passive_disconnect(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, b->status);
 }
 
+/* Ends an rdma_peer_accepted() call from elsewhere, meanwhile. */
+struct peer_rdma_waker {
+	struct delayed_work work;
+	struct wait_queue_head *wq;
+	struct list_head *events;
+	struct list_head queued;
+	struct rdma_cm_id *id;		/* else queue an event */
+};
+
+static void peer_rdma_waker_fn(struct work_struct *work)
+{
+	struct peer_rdma_waker *w =
+		container_of(work, struct peer_rdma_waker, work.work);
+
+	if (w->id) {		/* as the first packet in would */
+		rdma_notify(w->id, IB_EVENT_COMM_EST);
+		return;
+	}
+	list_add(&w->queued, w->events);	/* as ucma does, then wakes */
+	wake_up_interruptible(w->wq);
+}
+
+/* How long rdma_peer_accepted() waits, @w acting after 100 ms if given */
+static s64 peer_rdma_accepted_ms(struct rdma_cm_id *id,
+				 struct wait_queue_head *wq,
+				 struct list_head *events,
+				 struct peer_rdma_waker *w)
+{
+	ktime_t t = ktime_get();
+	s64 ms;
+
+	if (w)
+		schedule_delayed_work(&w->work, msecs_to_jiffies(100));
+	rdma_peer_accepted(id, wq, events);
+	ms = ktime_ms_delta(ktime_get(), t);
+	if (w)
+		flush_delayed_work(&w->work);
+	return ms;
+}
+
 /*
  * ucma's accept waits in rdma_peer_accepted() for that RTU, but only
  * while the caller has no event queued: two processes each waiting for
  * the RTU the other sends once it handles a REP queued behind would stall
- * each other.  The RTU lost, the wait lasts its bound (500 ms) with
- * nothing queued, and does not start with an event queued.
+ * each other.  The RTU lost, the wait lasts its bound (500 ms; 450 allows
+ * for the jiffy) with nothing queued, does not start with an event
+ * queued, and ends when one is queued or the connection is established
+ * (COMM_EST, as the RTU) 100 ms into it: under 250 ms, half the bound,
+ * for the debug kernels' delays.
  */
 static void peer_rdma_user_accept_wait(struct kunit *test)
 {
 	DECLARE_WAIT_QUEUE_HEAD_ONSTACK(wq);
+	struct peer_rdma_waker w = { .wq = &wq };
 	struct peer_rdma_end *a, *b;
 	struct list_head queued;
 	LIST_HEAD(events);
-	ktime_t t;
+	s64 ms;
 
 	peer_rdma_user_passive(test, PEER_RDMA_PORT + 16, &a, &b);
-	t = ktime_get();
-	rdma_peer_accepted(b->id, &wq, &events);
-	KUNIT_EXPECT_GE_MSG(test, ktime_ms_delta(ktime_get(), t), 450,
-			    "nothing queued: returned before the RTU");
+	w.events = &events;
+	INIT_DELAYED_WORK_ONSTACK(&w.work, peer_rdma_waker_fn);
+
+	ms = peer_rdma_accepted_ms(b->id, &wq, &events, NULL);
+	KUNIT_EXPECT_GE_MSG(test, ms, 450, "nothing queued: returned early");
 	list_add(&queued, &events);
-	t = ktime_get();
-	rdma_peer_accepted(b->id, &wq, &events);
-	KUNIT_EXPECT_LT_MSG(test, ktime_ms_delta(ktime_get(), t), 250,
-			    "an event queued: waited for the RTU");
+	ms = peer_rdma_accepted_ms(b->id, &wq, &events, NULL);
+	KUNIT_EXPECT_LT_MSG(test, ms, 250, "an event queued: waited");
 	list_del(&queued);
+
+	ms = peer_rdma_accepted_ms(b->id, &wq, &events, &w);
+	KUNIT_EXPECT_GE(test, ms, 90);
+	KUNIT_EXPECT_LT_MSG(test, ms, 250, "an event came: still waited");
+	list_del(&w.queued);
+
+	w.id = b->id;
+	ms = peer_rdma_accepted_ms(b->id, &wq, &events, &w);
+	KUNIT_EXPECT_GE(test, ms, 90);
+	KUNIT_EXPECT_LT_MSG(test, ms, 250, "established: still waited");
+	destroy_delayed_work_on_stack(&w.work);
 }
 #endif
 
