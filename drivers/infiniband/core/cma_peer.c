@@ -39,7 +39,7 @@ int cma_peer_passive(struct rdma_id_private *id_priv,
 		return -EINVAL;
 	}
 	id_priv->peer_passive = 1;
-	/* for ESTABLISHED, see cma_peer_established() */
+	/* ESTABLISHED reports it again, see cma_peer_established() */
 	id_priv->peer_req_data = kmemdup(ib_event->private_data + offset,
 					 IB_CM_REQ_PRIVATE_DATA_SIZE - offset,
 					 GFP_KERNEL);
@@ -47,12 +47,13 @@ int cma_peer_passive(struct rdma_id_private *id_priv,
 		ret = -ENOMEM;
 		goto err;
 	}
+	cma_set_req_event_data(event, &ib_event->param.req_rcvd,
+			       id_priv->peer_req_data, 0);
+	id_priv->peer_req_param = event->param.conn;
 	if (!id_priv->id.qp) {
 		trace_cm_send_mra(id_priv);
 		ib_send_cm_mra(id_priv->cm_id.ib, CMA_CM_MRA_SETTING, NULL, 0);
 		event->event = RDMA_CM_EVENT_CONNECT_RESPONSE;
-		cma_set_req_event_data(event, &ib_event->param.req_rcvd,
-				       ib_event->private_data, offset);
 		return 0;
 	}
 
@@ -245,22 +246,21 @@ struct ib_cm_id *cma_peer_cm_id(struct rdma_id_private *id_priv,
 #define CMA_PEER_RTU_WAIT_MS	500
 
 /*
- * RTU: ESTABLISHED with the peer REQ's private data, for a kernel QP or
- * when user space asked for it (rdma_peer_report_rtu()).  Returns 0 when
- * @event is to be reported, as cma_peer_passive().
+ * RTU: ESTABLISHED with the peer REQ's private data and parameters, as a
+ * listener's CONNECT_REQUEST has them, for a kernel QP or when user space
+ * asked for it (rdma_peer_report_rtu()).  Stock librdmacm was told when
+ * its accept returned: no second ESTABLISHED.  Returns 0 when @event is
+ * to be reported, as cma_peer_passive().
  */
 int cma_peer_established(struct rdma_id_private *id_priv,
 			 struct rdma_cm_event *event)
 {
-	/* else user space is told when its accept returns */
 	if (!id_priv->id.qp && !id_priv->peer_rtu_event) {
 		if (id_priv->peer_wq)
 			wake_up_interruptible(id_priv->peer_wq);
 		return -EALREADY;
 	}
-	event->param.conn.private_data = id_priv->peer_req_data;
-	event->param.conn.private_data_len =
-		IB_CM_REQ_PRIVATE_DATA_SIZE - cma_user_data_offset(id_priv);
+	event->param.conn = id_priv->peer_req_param;
 	return 0;
 }
 
@@ -332,6 +332,7 @@ EXPORT_SYMBOL(rdma_peer_accepted);
  * ask with rdma_peer_report_rtu() for ESTABLISHED at the RTU.
  *
  * Context: Under the id's handler lock, as in its event handler.
+ * Return: true once the peer REQ made @id passive.
  */
 bool rdma_peer_passive(struct rdma_cm_id *id)
 {
@@ -350,18 +351,22 @@ EXPORT_SYMBOL(rdma_peer_passive);
  * the RTU: stock librdmacm reports ESTABLISHED when its accept returns.  A
  * caller that would rather be told when the other end's QP is ready, as a
  * listener's accepted id is, calls this before rdma_accept(); the RTU
- * then brings ESTABLISHED with the other end's private data.  Any other id
- * is left as it is.
+ * then brings ESTABLISHED with the other end's private data and
+ * parameters.
  *
  * Context: Under the id's handler lock, before rdma_accept().
+ * Return: 0, or -EINVAL for any other id: its caller would wait for an
+ * event that never comes.
  */
-void rdma_peer_report_rtu(struct rdma_cm_id *id)
+int rdma_peer_report_rtu(struct rdma_cm_id *id)
 {
 	struct rdma_id_private *id_priv =
 		container_of(id, struct rdma_id_private, id);
 
-	if (id_priv->peer_passive && !id->qp)
-		id_priv->peer_rtu_event = 1;
+	if (!id_priv->peer_passive || id->qp)
+		return -EINVAL;
+	id_priv->peer_rtu_event = 1;
+	return 0;
 }
 EXPORT_SYMBOL(rdma_peer_report_rtu);
 
