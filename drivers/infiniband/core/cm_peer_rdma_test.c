@@ -36,6 +36,7 @@ struct peer_rdma_end {
 	struct rdma_ucm_ece ece;	/* sent with rdma_connect_ece() */
 	struct rdma_ucm_ece ece_got;	/* with ESTABLISHED */
 	u32 qpn_got;			/* qp_num with ESTABLISHED */
+	u8 data_len;			/* private_data_len, last event */
 	struct ib_qp *uqp;		/* a QP not on @id, as user space has */
 };
 
@@ -49,6 +50,7 @@ static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	    ev->param.conn.private_data)
 		memcpy(e->peer_name, ev->param.conn.private_data,
 		       PEER_NAME_LEN - 1);
+	e->data_len = ev->param.conn.private_data_len;
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		e->id = id;	/* the listener's is in listen_id */
 	if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
@@ -483,6 +485,7 @@ static void peer_rdma_user_turned(struct kunit *test, u16 port,
 	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
 	peer_rdma_expect(b, RDMA_CM_EVENT_CONNECT_RESPONSE);
 	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
+	KUNIT_EXPECT_EQ(test, 56, b->data_len);	/* 92 less rdma_cm's header */
 	*pa = a;
 	*pb = b;
 }
@@ -513,6 +516,8 @@ static void peer_rdma_user_rtu_event(struct kunit *test)
 	peer_rdma_expect(b, RDMA_CM_EVENT_ESTABLISHED);
 	KUNIT_EXPECT_STREQ(test, b->peer_name, a->name);
 	KUNIT_EXPECT_EQ(test, b->qpn_got, a->id->qp->qp_num);
+	/* the REQ's 92 bytes less rdma_cm's header, as in CONNECT_RESPONSE */
+	KUNIT_EXPECT_EQ(test, 56, b->data_len);
 }
 
 /*

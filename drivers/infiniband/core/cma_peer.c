@@ -48,8 +48,9 @@ int cma_peer_passive(struct rdma_id_private *id_priv,
 		goto err;
 	}
 	cma_set_req_event_data(event, &ib_event->param.req_rcvd,
-			       id_priv->peer_req_data, 0);
+			       ib_event->private_data, offset);
 	id_priv->peer_req_param = event->param.conn;
+	id_priv->peer_req_param.private_data = id_priv->peer_req_data;
 	if (!id_priv->id.qp) {
 		trace_cm_send_mra(id_priv);
 		ib_send_cm_mra(id_priv->cm_id.ib, CMA_CM_MRA_SETTING, NULL, 0);
