@@ -664,6 +664,27 @@ static void peer_ib_window_expires(struct kunit *test)
 }
 
 /*
+ * @n ends of @owner, bound from @own on, send peer REQs to @sid, where they
+ * are held unanswered (not resent in a case); returns the last.
+ */
+static struct peer_end *peer_send_held(struct kunit *test, u64 sid, u64 own,
+				       unsigned int n, unsigned long owner,
+				       const char *name)
+{
+	struct peer_end *e = NULL;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		e = peer_end_create(test, name);
+		peer_identity(test, e, own + i, sid, name);
+		e->response_timeout = 20;
+		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(e->cm_id, owner));
+		KUNIT_ASSERT_EQ(test, 0, peer_send_req(e, sid));
+	}
+	return e;
+}
+
+/*
  * One owner's flood of REQs, held at the other end unanswered, fills the
  * window and queues behind it.  Another owner's REQ waits a turn of the
  * flood's flow, not its whole queue.
@@ -678,8 +699,7 @@ static void peer_ib_window_fair(struct kunit *test)
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
 	unsigned long flooder = 1, owner = 2, start;
-	struct peer_end *x;
-	unsigned int i, ms;
+	unsigned int ms;
 
 	/* two owners, as a user and root: flows apart */
 	while (cm_peer_test_flow(h->dev, owner) ==
@@ -688,14 +708,7 @@ static void peer_ib_window_fair(struct kunit *test)
 	peer_set_window(test, h->dev, 1, PEER_FAIR_RTO_MS);
 	/* h is bound and never connects: the flood's REQs are held */
 	peer_identity(test, h, port, port + 1, "h");
-	for (i = 0; i < PEER_FLOOD; i++) {
-		x = peer_end_create(test, "x");
-		peer_identity(test, x, port + 0x10 + i, port, "x");
-		x->response_timeout = 20;	/* not resent in the test */
-		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(x->cm_id,
-							      flooder));
-		KUNIT_ASSERT_EQ(test, 0, peer_send_req(x, port));
-	}
+	peer_send_held(test, port, port + 0x10, PEER_FLOOD, flooder, "x");
 	peer_identity(test, a, port + 2, port + 3, "a");
 	peer_identity(test, b, port + 3, port + 2, "b");
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(a->cm_id, owner));
@@ -713,6 +726,47 @@ static void peer_ib_window_fair(struct kunit *test)
 			    PEER_FLOOD - 1);
 	kunit_info(test, "connected after %u ms, %u REQs of another owner queued\n",
 		   ms, PEER_FLOOD - 1);
+}
+
+/*
+ * One owner's REQs to an end that does not answer (bound, never connects)
+ * fill its window and queue.  The owner's REQ to another destination, a
+ * listener, waits a turn of theirs, not all of them.
+ */
+#define PEER_DEST_HELD		8
+#define PEER_DEST_RTO_MS	300
+
+static void peer_ib_window_dests(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x3a0, sid = port + 0x40;
+	struct peer_end *h = peer_end_create(test, "h");
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *x = NULL, *y;
+	unsigned long owner = 7, start;
+	unsigned int ms;
+
+	peer_set_window(test, h->dev, 1, PEER_DEST_RTO_MS);
+	peer_identity(test, h, port, port + 1, "h");
+	x = peer_send_held(test, port, port + 0x10, PEER_DEST_HELD, owner, "x");
+	/* a listener whose REQs queue apart from x's */
+	while (cm_peer_test_dest(x->cm_id, sid) ==
+	       cm_peer_test_dest(x->cm_id, port))
+		sid++;
+	peer_listen_on(test, al, sid);
+	y = peer_end_create(test, "y");
+	peer_identity(test, y, port + 0x20, sid, "y");
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(y->cm_id, owner));
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(y, sid));
+	peer_end_wait(y);
+	ms = jiffies_to_msecs(jiffies - start);
+	KUNIT_EXPECT_EQ(test, 0, y->status);
+	KUNIT_EXPECT_TRUE(test, y->got_rep);
+	KUNIT_EXPECT_LT_MSG(test, ms, 4 * PEER_DEST_RTO_MS,
+			    "sent after %u ms behind %u REQs to another end",
+			    ms, PEER_DEST_HELD - 1);
+	kunit_info(test, "connected after %u ms, %u REQs to another end queued\n",
+		   ms, PEER_DEST_HELD - 1);
 }
 
 /*
@@ -739,13 +793,7 @@ static void peer_ib_window_adapts(struct kunit *test)
 	answered0 = cm_peer_test_cwnd(h->dev, answered);
 	/* h is bound and never connects: lossy's REQs are held, unanswered */
 	peer_identity(test, h, port, port + 1, "h");
-	for (i = 0; i < PEER_ADAPT_REQS; i++) {
-		e = peer_end_create(test, "lossy");
-		peer_identity(test, e, port + 0x10 + i, port, "lossy");
-		e->response_timeout = 20;	/* not resent in the test */
-		KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_set_owner(e->cm_id, lossy));
-		KUNIT_ASSERT_EQ(test, 0, peer_send_req(e, port));
-	}
+	peer_send_held(test, port, port + 0x10, PEER_ADAPT_REQS, lossy, "lossy");
 	msleep(3 * PEER_ADAPT_RTO_MS);
 	/* the first of these REQs finds lossy's REQs past their RTO */
 	for (i = 0; i < PEER_ADAPT_REQS; i++) {
@@ -890,6 +938,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_window_lifetime),
 	KUNIT_CASE_SLOW(peer_ib_window_expires),
 	KUNIT_CASE_SLOW(peer_ib_window_fair),
+	KUNIT_CASE_SLOW(peer_ib_window_dests),
 	KUNIT_CASE_SLOW(peer_ib_window_adapts),
 	{}
 };

@@ -9,6 +9,7 @@
 #include <kunit/visibility.h>
 
 struct ib_device;
+struct ib_cm_id;
 
 /* bounds of @device's held REQs, its window and RTO; 0s: the defaults */
 int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
@@ -16,5 +17,6 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			unsigned int window, unsigned int rto_ms);
 unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner);
 unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner);
+unsigned int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid);
 
 #endif /* _CM_PEER_TEST_H */

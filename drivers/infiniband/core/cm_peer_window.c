@@ -35,15 +35,20 @@ static unsigned long cm_peer_rto(const struct cm_port *port,
  * Fairness: the REQs waiting for a port's window are queued by flow, their
  * owner hashed with the device's random key, and the flows take the slots
  * that open in turn.  An owner that filled the window, or queued many REQs,
- * delays another's by one turn, not by its whole queue.
+ * delays another's by one turn, not by its whole queue.  Within a flow the
+ * REQs are queued by destination, hashed likewise, and the destinations
+ * take the flow's turns in turn: REQs to an end that does not answer yet
+ * (a peer not started, a host gone) delay the owner's REQs to others by
+ * one turn, not by all of them.
  */
 void cm_peer_window_init(struct cm_port *port)
 {
-	unsigned int i;
+	unsigned int i, j;
 
 	INIT_LIST_HEAD(&port->peer_out);
 	for (i = 0; i < CM_PEER_FLOWS; i++)
-		INIT_LIST_HEAD(&port->peer_deferred[i]);
+		for (j = 0; j < CM_PEER_DESTS; j++)
+			INIT_LIST_HEAD(&port->peer_deferred[i][j]);
 	cm_peer_window_fresh(port);
 	INIT_DELAYED_WORK(&port->peer_send, cm_peer_send_handler);
 }
@@ -73,16 +78,33 @@ unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner)
 	       CM_PEER_FLOWS;
 }
 
+/* Where a REQ by @av for @sid goes: its GID and LID, and the service ID */
+unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid)
+{
+	const struct rdma_ah_attr *ah_attr = &av->ah_attr;
+	union ib_gid dgid = {};
+	u32 h;
+
+	if (rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH)
+		dgid = rdma_ah_read_grh(ah_attr)->dgid;
+	h = jhash(&dgid, sizeof(dgid), av->port->cm_dev->peer_held.gid_seed);
+	h = jhash_3words(upper_32_bits(be64_to_cpu(sid)),
+			 lower_32_bits(be64_to_cpu(sid)),
+			 rdma_ah_get_dlid(ah_attr), h);
+	return h % CM_PEER_DESTS;
+}
+
 static void cm_peer_queue(struct cm_peer_wait *wait, bool first)
 {
-	struct list_head *q = &wait->port->peer_deferred[wait->flow];
+	struct cm_port *port = wait->port;
+	struct list_head *q = &port->peer_deferred[wait->flow][wait->dest];
 
 	lockdep_assert_held(&cm.lock);
 	if (first)
 		list_add(&wait->window, q);
 	else
 		list_add_tail(&wait->window, q);
-	__set_bit(wait->flow, wait->port->peer_flows);
+	__set_bit(wait->flow, port->peer_flows);
 }
 
 static bool cm_peer_flow_open(struct cm_port *port, unsigned int flow)
@@ -90,23 +112,39 @@ static bool cm_peer_flow_open(struct cm_port *port, unsigned int flow)
 	return port->peer_flow[flow].out < port->peer_flow[flow].cwnd;
 }
 
+/* The first REQ of @flow's destination whose turn it is, if any */
+static struct cm_peer_wait *cm_peer_flow_next(struct cm_port *port,
+					      unsigned int flow)
+{
+	unsigned int i, dest;
+
+	for (i = 0; i < CM_PEER_DESTS; i++) {
+		dest = (port->peer_next_dest[flow] + i) % CM_PEER_DESTS;
+		if (!list_empty(&port->peer_deferred[flow][dest]))
+			return list_first_entry(&port->peer_deferred[flow][dest],
+						struct cm_peer_wait, window);
+	}
+	return NULL;
+}
+
 /*
- * The first REQ of the flow whose turn it is, among the flows with room
- * in their window (@all: any); clears the flows found empty.
+ * The REQ whose turn it is, among the flows with room in their window
+ * (@all: any); clears the flows found empty.
  */
 static struct cm_peer_wait *cm_peer_next_waiting(struct cm_port *port,
 						 bool all)
 {
+	struct cm_peer_wait *wait;
 	unsigned int i;
 
 	lockdep_assert_held(&cm.lock);
 	for_each_set_bit_wrap(i, port->peer_flows, CM_PEER_FLOWS,
 			      port->peer_next_flow) {
-		if (list_empty(&port->peer_deferred[i]))
+		wait = cm_peer_flow_next(port, i);
+		if (!wait)
 			__clear_bit(i, port->peer_flows);
 		else if (all || cm_peer_flow_open(port, i))
-			return list_first_entry(&port->peer_deferred[i],
-						struct cm_peer_wait, window);
+			return wait;
 	}
 	return NULL;
 }
@@ -314,6 +352,8 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		IBA_SET(CM_REQ_PEER_TO_PEER, (struct cm_req_msg *)msg->mad, 1);
 		wait->port = port;
 		wait->flow = cm_peer_window_flow(port->cm_dev, wait->owner);
+		wait->dest = cm_peer_window_dest(&cm_id_priv->av,
+						 cm_id_priv->id.service_id);
 		/* the budget of ib_send_cm_req(), window wait included */
 		wait->deadline = jiffies +
 			msecs_to_jiffies(cm_id_priv->timeout_ms *
@@ -371,6 +411,8 @@ static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 		wait = cm_peer_next_waiting(port, all);
 	if (wait) {
 		port->peer_next_flow = (wait->flow + 1) % CM_PEER_FLOWS;
+		port->peer_next_dest[wait->flow] =
+			(wait->dest + 1) % CM_PEER_DESTS;
 		cm_id_priv = wait->cm_id_priv;
 		refcount_inc(&cm_id_priv->refcount);
 	} else if (!bitmap_empty(port->peer_flows, CM_PEER_FLOWS) &&

@@ -85,6 +85,8 @@ enum {
 
 /* Flows of a port's waiting peer REQs, taken in turn: owners, hashed */
 #define CM_PEER_FLOWS	64
+/* ... and a flow's queues, taken in turn: its REQs' destinations, hashed */
+#define CM_PEER_DESTS	8
 
 /*
  * A flow's congestion window (cm_peer_window.c), as TCP's: at most cwnd of
@@ -108,10 +110,11 @@ struct cm_port {
 	atomic_long_t counters[CM_COUNTER_GROUPS][CM_ATTR_COUNT];
 	/* the peer REQ window, see CM_PEER_WINDOW; under cm.lock */
 	struct list_head peer_out;	/* cm_peer_wait.window: REQs posted */
-	/* ... and REQs waiting to be, by flow (cm_peer_next_waiting()) */
-	struct list_head peer_deferred[CM_PEER_FLOWS];
+	/* ... and REQs waiting to be, by flow and destination */
+	struct list_head peer_deferred[CM_PEER_FLOWS][CM_PEER_DESTS];
 	DECLARE_BITMAP(peer_flows, CM_PEER_FLOWS);	/* may be waiting */
-	unsigned int peer_next_flow;
+	unsigned int peer_next_flow;	/* see cm_peer_next_waiting() */
+	u8 peer_next_dest[CM_PEER_FLOWS];
 	struct cm_peer_flow peer_flow[CM_PEER_FLOWS];
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
@@ -264,6 +267,7 @@ struct cm_peer_wait {
 	struct cm_port *port;
 	unsigned long owner;		/* see ib_cm_peer_set_owner() */
 	unsigned int flow;		/* port->peer_deferred[], by owner */
+	unsigned int dest;		/* ... [flow][], by destination */
 	unsigned long out_at;		/* jiffies: posted; 0 once timed */
 	unsigned long out_until;	/* jiffies: leaves peer_out then */
 	/* the REQ again after REJ(invalid service ID), see cm_peer_persist() */
@@ -415,6 +419,7 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv);
 void cm_peer_window_init(struct cm_port *port);
 void cm_peer_window_fresh(struct cm_port *port);
 unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner);
+unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid);
 void cm_peer_send_all(struct cm_device *cm_dev);
 #else
 /* CONFIG_INFINIBAND_CM_PEER=n: the hooks of cm.c do nothing */
