@@ -1273,16 +1273,20 @@ unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner)
 }
 EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_cwnd);
 
-/* KUnit only: the destination queue of a REQ as @cm_id's sent, for @sid */
-unsigned int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid)
+/*
+ * KUnit only: the queue in its flow of a peer REQ as @cm_id's sent, for
+ * @sid; -ENOENT before @cm_id sent one
+ */
+int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid)
 {
 	struct cm_id_private *cm_id_priv =
 		container_of(cm_id, struct cm_id_private, id);
-	unsigned int dest = CM_PEER_DESTS;
+	int dest = -ENOENT;
 
 	spin_lock_irq(&cm_id_priv->lock);
-	if (cm_id_priv->av.port)
-		dest = cm_peer_window_dest(&cm_id_priv->av, cpu_to_be64(sid));
+	if (cm_id_priv->av.port && cm_id_priv->peer_wait)
+		dest = cm_peer_window_dest(&cm_id_priv->av, cpu_to_be64(sid),
+					   cm_id_priv->peer_wait->owner);
 	spin_unlock_irq(&cm_id_priv->lock);
 	return dest;
 }

@@ -736,22 +736,43 @@ static void peer_ib_window_fair(struct kunit *test)
 #define PEER_DEST_HELD		8
 #define PEER_DEST_RTO_MS	300
 
+/*
+ * A service ID whose queue comes after @x's REQ's in its flow if one does,
+ * else another: @x's address stands for the others', all ends being one.
+ */
+static u64 peer_dest_after(struct kunit *test, struct peer_end *x, u64 held,
+			   u64 sid)
+{
+	int dx = cm_peer_test_dest(x->cm_id, held), d;
+	u64 other = 0;
+	unsigned int i;
+
+	KUNIT_ASSERT_GE(test, dx, 0);
+	for (i = 0; i < 64; i++) {
+		d = cm_peer_test_dest(x->cm_id, sid + i);
+		if (d > dx)
+			return sid + i;
+		if (d != dx && !other)
+			other = sid + i;
+	}
+	KUNIT_ASSERT_NE(test, other, 0);
+	return other;
+}
+
 static void peer_ib_window_dests(struct kunit *test)
 {
-	u64 port = PEER_SID + 0x3a0, sid = port + 0x40;
+	u64 port = PEER_SID + 0x3a0, sid;
 	struct peer_end *h = peer_end_create(test, "h");
 	struct peer_end *al = peer_end_create(test, "al");
-	struct peer_end *x = NULL, *y;
+	struct peer_end *x, *y;
 	unsigned long owner = 7, start;
 	unsigned int ms;
 
+	/* a window of 1, each flow's queues taken from the first on */
 	peer_set_window(test, h->dev, 1, PEER_DEST_RTO_MS);
 	peer_identity(test, h, port, port + 1, "h");
 	x = peer_send_held(test, port, port + 0x10, PEER_DEST_HELD, owner, "x");
-	/* a listener whose REQs queue apart from x's */
-	while (cm_peer_test_dest(x->cm_id, sid) ==
-	       cm_peer_test_dest(x->cm_id, port))
-		sid++;
+	sid = peer_dest_after(test, x, port, port + 0x40);
 	peer_listen_on(test, al, sid);
 	y = peer_end_create(test, "y");
 	peer_identity(test, y, port + 0x20, sid, "y");
@@ -762,11 +783,13 @@ static void peer_ib_window_dests(struct kunit *test)
 	ms = jiffies_to_msecs(jiffies - start);
 	KUNIT_EXPECT_EQ(test, 0, y->status);
 	KUNIT_EXPECT_TRUE(test, y->got_rep);
+	/* x's queue's turn, then y's */
 	KUNIT_EXPECT_LT_MSG(test, ms, 4 * PEER_DEST_RTO_MS,
 			    "sent after %u ms behind %u REQs to another end",
 			    ms, PEER_DEST_HELD - 1);
-	kunit_info(test, "connected after %u ms, %u REQs to another end queued\n",
-		   ms, PEER_DEST_HELD - 1);
+	kunit_info(test, "connected after %u ms, %u REQs to another end queued (queues %d, %d)\n",
+		   ms, PEER_DEST_HELD - 1, cm_peer_test_dest(x->cm_id, port),
+		   cm_peer_test_dest(y->cm_id, sid));
 }
 
 /*

@@ -41,16 +41,28 @@ static unsigned long cm_peer_rto(const struct cm_port *port,
  * (a peer not started, a host gone) delay the owner's REQs to others by
  * one turn, not by all of them.
  */
-void cm_peer_window_init(struct cm_port *port)
+int cm_peer_window_init(struct cm_port *port)
 {
 	unsigned int i, j;
 
+	/* apart from cm_port: 8 KiB, which only peer REQs use */
+	port->peer_deferred = kcalloc(CM_PEER_FLOWS,
+				      sizeof(*port->peer_deferred), GFP_KERNEL);
+	if (!port->peer_deferred)
+		return -ENOMEM;
 	INIT_LIST_HEAD(&port->peer_out);
 	for (i = 0; i < CM_PEER_FLOWS; i++)
 		for (j = 0; j < CM_PEER_DESTS; j++)
 			INIT_LIST_HEAD(&port->peer_deferred[i][j]);
 	cm_peer_window_fresh(port);
 	INIT_DELAYED_WORK(&port->peer_send, cm_peer_send_handler);
+	return 0;
+}
+
+void cm_peer_window_free(struct cm_port *port)
+{
+	if (port)
+		kfree(port->peer_deferred);
 }
 
 /* A flow as new: its window and RTO estimate, not its REQs out */
@@ -61,6 +73,7 @@ static void cm_peer_flow_fresh(struct cm_peer_flow *fl)
 	fl->answered = 0;
 	fl->srtt = 0;
 	fl->rttvar = 0;
+	fl->next_dest = 0;
 }
 
 /* Every flow of @port as new (set-up, and KUnit between cases) */
@@ -78,19 +91,25 @@ unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner)
 	       CM_PEER_FLOWS;
 }
 
-/* Where a REQ by @av for @sid goes: its GID and LID, and the service ID */
-unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid)
+/*
+ * The queue of @owner's REQ by @av for @sid: its destination (GID, LID and
+ * service ID) and owner hashed, so that owners sharing a flow share no
+ * queue unless they collide again.
+ */
+unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid,
+				 unsigned long owner)
 {
 	const struct rdma_ah_attr *ah_attr = &av->ah_attr;
 	union ib_gid dgid = {};
+	u64 id = be64_to_cpu(sid);
 	u32 h;
 
 	if (rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH)
 		dgid = rdma_ah_read_grh(ah_attr)->dgid;
 	h = jhash(&dgid, sizeof(dgid), av->port->cm_dev->peer_held.gid_seed);
-	h = jhash_3words(upper_32_bits(be64_to_cpu(sid)),
-			 lower_32_bits(be64_to_cpu(sid)),
+	h = jhash_3words(upper_32_bits(id), lower_32_bits(id),
 			 rdma_ah_get_dlid(ah_attr), h);
+	h = jhash_2words(upper_32_bits(owner), lower_32_bits(owner), h);
 	return h % CM_PEER_DESTS;
 }
 
@@ -112,17 +131,19 @@ static bool cm_peer_flow_open(struct cm_port *port, unsigned int flow)
 	return port->peer_flow[flow].out < port->peer_flow[flow].cwnd;
 }
 
-/* The first REQ of @flow's destination whose turn it is, if any */
+/* The first REQ of @flow's queue whose turn it is, if any */
 static struct cm_peer_wait *cm_peer_flow_next(struct cm_port *port,
 					      unsigned int flow)
 {
-	unsigned int i, dest;
+	unsigned int i, dest = port->peer_flow[flow].next_dest;
+	struct cm_peer_wait *wait;
 
 	for (i = 0; i < CM_PEER_DESTS; i++) {
-		dest = (port->peer_next_dest[flow] + i) % CM_PEER_DESTS;
-		if (!list_empty(&port->peer_deferred[flow][dest]))
-			return list_first_entry(&port->peer_deferred[flow][dest],
+		wait = list_first_entry_or_null(&port->peer_deferred[flow][dest],
 						struct cm_peer_wait, window);
+		if (wait)
+			return wait;
+		dest = (dest + 1) % CM_PEER_DESTS;
 	}
 	return NULL;
 }
@@ -353,7 +374,8 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		wait->port = port;
 		wait->flow = cm_peer_window_flow(port->cm_dev, wait->owner);
 		wait->dest = cm_peer_window_dest(&cm_id_priv->av,
-						 cm_id_priv->id.service_id);
+						 cm_id_priv->id.service_id,
+						 wait->owner);
 		/* the budget of ib_send_cm_req(), window wait included */
 		wait->deadline = jiffies +
 			msecs_to_jiffies(cm_id_priv->timeout_ms *
@@ -386,6 +408,7 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 	spin_lock_irq(&cm.lock);
 	if (wait && wait->deferred && list_empty(&wait->window)) {
 		cm_peer_queue(wait, true);
+		wait->port->peer_flow[wait->flow].next_dest = wait->dest;
 		cm_peer_window_time(wait);
 		cm_peer_kick(wait->port);
 		/* going down: nothing kicks the port any more */
@@ -411,7 +434,7 @@ static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 		wait = cm_peer_next_waiting(port, all);
 	if (wait) {
 		port->peer_next_flow = (wait->flow + 1) % CM_PEER_FLOWS;
-		port->peer_next_dest[wait->flow] =
+		port->peer_flow[wait->flow].next_dest =
 			(wait->dest + 1) % CM_PEER_DESTS;
 		cm_id_priv = wait->cm_id_priv;
 		refcount_inc(&cm_id_priv->refcount);

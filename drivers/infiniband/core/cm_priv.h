@@ -101,6 +101,7 @@ struct cm_peer_flow {
 	unsigned long last_out;		/* jiffies: a REQ of it last posted */
 	unsigned long srtt;		/* jiffies << 3, see cm_peer_rto() */
 	unsigned long rttvar;		/* jiffies << 2 */
+	unsigned int next_dest;		/* its queue whose turn it is */
 };
 
 struct cm_port {
@@ -110,11 +111,10 @@ struct cm_port {
 	atomic_long_t counters[CM_COUNTER_GROUPS][CM_ATTR_COUNT];
 	/* the peer REQ window, see CM_PEER_WINDOW; under cm.lock */
 	struct list_head peer_out;	/* cm_peer_wait.window: REQs posted */
-	/* ... and REQs waiting to be, by flow and destination */
-	struct list_head peer_deferred[CM_PEER_FLOWS][CM_PEER_DESTS];
+	/* ... and REQs waiting to be, [CM_PEER_FLOWS] by flow and destination */
+	struct list_head (*peer_deferred)[CM_PEER_DESTS];
 	DECLARE_BITMAP(peer_flows, CM_PEER_FLOWS);	/* may be waiting */
-	unsigned int peer_next_flow;	/* see cm_peer_next_waiting() */
-	u8 peer_next_dest[CM_PEER_FLOWS];
+	unsigned int peer_next_flow;
 	struct cm_peer_flow peer_flow[CM_PEER_FLOWS];
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
@@ -416,10 +416,12 @@ void cm_peer_window_expire_handler(struct work_struct *_work);
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
-void cm_peer_window_init(struct cm_port *port);
+int cm_peer_window_init(struct cm_port *port);
+void cm_peer_window_free(struct cm_port *port);
 void cm_peer_window_fresh(struct cm_port *port);
 unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner);
-unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid);
+unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid,
+				 unsigned long owner);
 void cm_peer_send_all(struct cm_device *cm_dev);
 #else
 /* CONFIG_INFINIBAND_CM_PEER=n: the hooks of cm.c do nothing */
@@ -511,7 +513,12 @@ static inline int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	return -EOPNOTSUPP;
 }
 
-static inline void cm_peer_window_init(struct cm_port *port)
+static inline int cm_peer_window_init(struct cm_port *port)
+{
+	return 0;
+}
+
+static inline void cm_peer_window_free(struct cm_port *port)
 {
 }
 #endif /* CONFIG_INFINIBAND_CM_PEER */
