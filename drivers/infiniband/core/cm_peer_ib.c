@@ -1274,19 +1274,19 @@ unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner)
 EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_cwnd);
 
 /*
- * KUnit only: the queue in its flow of a peer REQ as @cm_id's sent, for
- * @sid; -ENOENT before @cm_id sent one
+ * KUnit only: the queue in its flow of @owner's peer REQ to the address
+ * @cm_id sent one to, for @sid; -ENOENT before @cm_id sent one
  */
-int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid)
+int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid, unsigned long owner)
 {
 	struct cm_id_private *cm_id_priv =
 		container_of(cm_id, struct cm_id_private, id);
 	int dest = -ENOENT;
 
 	spin_lock_irq(&cm_id_priv->lock);
-	if (cm_id_priv->av.port && cm_id_priv->peer_wait)
+	if (cm_id_priv->av.port)
 		dest = cm_peer_window_dest(&cm_id_priv->av, cpu_to_be64(sid),
-					   cm_id_priv->peer_wait->owner);
+					   owner);
 	spin_unlock_irq(&cm_id_priv->lock);
 	return dest;
 }

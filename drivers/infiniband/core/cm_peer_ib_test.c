@@ -737,26 +737,25 @@ static void peer_ib_window_fair(struct kunit *test)
 #define PEER_DEST_RTO_MS	300
 
 /*
- * A service ID whose queue comes after @x's REQ's in its flow if one does,
- * else another: @x's address stands for the others', all ends being one.
+ * An owner, and a service ID @sid on, whose REQs queue after the owner's
+ * to @held in its flow: @x sent a REQ, and its address stands for every
+ * end's, all ends being one.
  */
 static u64 peer_dest_after(struct kunit *test, struct peer_end *x, u64 held,
-			   u64 sid)
+			   u64 sid, unsigned long *owner)
 {
-	int dx = cm_peer_test_dest(x->cm_id, held), d;
-	u64 other = 0;
 	unsigned int i;
+	int dx;
 
-	KUNIT_ASSERT_GE(test, dx, 0);
-	for (i = 0; i < 64; i++) {
-		d = cm_peer_test_dest(x->cm_id, sid + i);
-		if (d > dx)
-			return sid + i;
-		if (d != dx && !other)
-			other = sid + i;
+	for (; *owner < 1000; ++*owner) {
+		dx = cm_peer_test_dest(x->cm_id, held, *owner);
+		KUNIT_ASSERT_GE(test, dx, 0);
+		for (i = 0; i < 64; i++)
+			if (cm_peer_test_dest(x->cm_id, sid + i, *owner) > dx)
+				return sid + i;
 	}
-	KUNIT_ASSERT_NE(test, other, 0);
-	return other;
+	KUNIT_FAIL(test, "no owner with a queue after another");
+	return 0;
 }
 
 static void peer_ib_window_dests(struct kunit *test)
@@ -771,8 +770,11 @@ static void peer_ib_window_dests(struct kunit *test)
 	/* a window of 1, each flow's queues taken from the first on */
 	peer_set_window(test, h->dev, 1, PEER_DEST_RTO_MS);
 	peer_identity(test, h, port, port + 1, "h");
-	x = peer_send_held(test, port, port + 0x10, PEER_DEST_HELD, owner, "x");
-	sid = peer_dest_after(test, x, port, port + 0x40);
+	/* the first REQ out, the others queued in their owner's flow */
+	x = peer_send_held(test, port, port + 0x10, 1, 1, "x");
+	sid = peer_dest_after(test, x, port, port + 0x40, &owner);
+	x = peer_send_held(test, port, port + 0x11, PEER_DEST_HELD - 1, owner,
+			   "x");
 	peer_listen_on(test, al, sid);
 	y = peer_end_create(test, "y");
 	peer_identity(test, y, port + 0x20, sid, "y");
@@ -788,8 +790,9 @@ static void peer_ib_window_dests(struct kunit *test)
 			    "sent after %u ms behind %u REQs to another end",
 			    ms, PEER_DEST_HELD - 1);
 	kunit_info(test, "connected after %u ms, %u REQs to another end queued (queues %d, %d)\n",
-		   ms, PEER_DEST_HELD - 1, cm_peer_test_dest(x->cm_id, port),
-		   cm_peer_test_dest(y->cm_id, sid));
+		   ms, PEER_DEST_HELD - 1,
+		   cm_peer_test_dest(x->cm_id, port, owner),
+		   cm_peer_test_dest(y->cm_id, sid, owner));
 }
 
 /*

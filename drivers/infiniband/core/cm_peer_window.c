@@ -45,6 +45,7 @@ int cm_peer_window_init(struct cm_port *port)
 {
 	unsigned int i, j;
 
+	BUILD_BUG_ON(CM_PEER_DESTS > 256);	/* u8 peer_next_dest[] */
 	/* apart from cm_port: 8 KiB, which only peer REQs use */
 	port->peer_deferred = kcalloc(CM_PEER_FLOWS,
 				      sizeof(*port->peer_deferred), GFP_KERNEL);
@@ -73,7 +74,6 @@ static void cm_peer_flow_fresh(struct cm_peer_flow *fl)
 	fl->answered = 0;
 	fl->srtt = 0;
 	fl->rttvar = 0;
-	fl->next_dest = 0;
 }
 
 /* Every flow of @port as new (set-up, and KUnit between cases) */
@@ -83,6 +83,7 @@ void cm_peer_window_fresh(struct cm_port *port)
 
 	for (i = 0; i < CM_PEER_FLOWS; i++)
 		cm_peer_flow_fresh(&port->peer_flow[i]);
+	memset(port->peer_next_dest, 0, sizeof(port->peer_next_dest));
 }
 
 unsigned int cm_peer_window_flow(struct cm_device *cm_dev, unsigned long owner)
@@ -135,7 +136,7 @@ static bool cm_peer_flow_open(struct cm_port *port, unsigned int flow)
 static struct cm_peer_wait *cm_peer_flow_next(struct cm_port *port,
 					      unsigned int flow)
 {
-	unsigned int i, dest = port->peer_flow[flow].next_dest;
+	unsigned int i, dest = port->peer_next_dest[flow];
 	struct cm_peer_wait *wait;
 
 	for (i = 0; i < CM_PEER_DESTS; i++) {
@@ -408,7 +409,7 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 	spin_lock_irq(&cm.lock);
 	if (wait && wait->deferred && list_empty(&wait->window)) {
 		cm_peer_queue(wait, true);
-		wait->port->peer_flow[wait->flow].next_dest = wait->dest;
+		wait->port->peer_next_dest[wait->flow] = wait->dest;
 		cm_peer_window_time(wait);
 		cm_peer_kick(wait->port);
 		/* going down: nothing kicks the port any more */
@@ -434,7 +435,7 @@ static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 		wait = cm_peer_next_waiting(port, all);
 	if (wait) {
 		port->peer_next_flow = (wait->flow + 1) % CM_PEER_FLOWS;
-		port->peer_flow[wait->flow].next_dest =
+		port->peer_next_dest[wait->flow] =
 			(wait->dest + 1) % CM_PEER_DESTS;
 		cm_id_priv = wait->cm_id_priv;
 		refcount_inc(&cm_id_priv->refcount);

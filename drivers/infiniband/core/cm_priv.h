@@ -101,7 +101,6 @@ struct cm_peer_flow {
 	unsigned long last_out;		/* jiffies: a REQ of it last posted */
 	unsigned long srtt;		/* jiffies << 3, see cm_peer_rto() */
 	unsigned long rttvar;		/* jiffies << 2 */
-	unsigned int next_dest;		/* its queue whose turn it is */
 };
 
 struct cm_port {
@@ -115,6 +114,7 @@ struct cm_port {
 	struct list_head (*peer_deferred)[CM_PEER_DESTS];
 	DECLARE_BITMAP(peer_flows, CM_PEER_FLOWS);	/* may be waiting */
 	unsigned int peer_next_flow;
+	u8 peer_next_dest[CM_PEER_FLOWS];	/* each flow's queue in turn */
 	struct cm_peer_flow peer_flow[CM_PEER_FLOWS];
 	unsigned int peer_nr_out;
 	struct delayed_work peer_send;	/* cm_peer_send_handler() */
