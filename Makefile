@@ -23,11 +23,13 @@
 #   make dkms-remove  (root) dkms remove --all, drop the sources
 #   make bench      benchmarks (not tests): UML benchmark kernel, KUnit
 #                   hot-path suite, single-pair and storm connection
-#                   times on two UML hosts -> build/results/bench/
+#                   times on two UML hosts -> build/results/bench/;
+#                   storms on 4 UML hosts and on the VMs, RDS/IB
+#                   (re)connects on the VMs (tests/bench/run-bench.sh)
 #   make vm         Debian's kernel in qemu (SMP, TCG): our modules
 #                   installed on Debian's module tree and loaded with
 #                   modprobe next to the in-tree ULPs, then the two-host
-#                   e2e on two VMs -> build/results/vm-debian/
+#                   e2e and RDS/IB on two VMs -> build/results/vm-debian/
 #   make smp        SMP debug kernel (build/smp) in qemu: KUnit suites,
 #                   device suites on rxe, kmemleak, then the two-host e2e
 #                   on two VMs -> build/results/smp/

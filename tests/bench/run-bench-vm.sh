@@ -18,18 +18,7 @@ set -uo pipefail
 . "$TOP/tests/bench/bench-lib.sh"
 
 B=$BUILD/results/bench-vm
-rm -rf "$B"
-mkdir -p "$B" "$VM_DIR"
-
-command -v "$QEMU" >/dev/null || die "no $QEMU: run scripts/install-deps.sh"
-case "$(modinfo -F vermagic "$HOST_MOD/ib_cm.ko" 2>/dev/null)" in
-"$KRELEASE "*) ;;
-*) die "no modules for $KRELEASE in ${HOST_MOD#"$TOP"/}: run make first" ;;
-esac
-( vm_debian_stage && vm_initramfs ) >"$B/stage.log" 2>&1 || {
-	cat "$B/stage.log" >&2
-	die "staging Debian's kernel with our modules failed"
-}
+vm_debian_ready "$B"
 bench_build_peer_bench
 RDMACM_DESC="the host's librdmacm"
 if [ -n "${BENCH_LIBRDMACM:-}" ]; then

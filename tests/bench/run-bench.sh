@@ -22,7 +22,11 @@
 #     in build/results/bench-hosts/;
 #  6. the storms again on two SMP qemu VMs with Debian's kernel and our
 #     modules (tests/bench/run-bench-vm.sh, report in
-#     build/results/bench-vm/; needs `make`, which `make bench` runs).
+#     build/results/bench-vm/; needs `make`, which `make bench` runs);
+#  7. RDS/IB on two such VMs (tests/rds/run-rds.sh: RDS_CONNS connections,
+#     default "16 64", RDS_REPEAT runs, default 3): first connects and
+#     reconnects of all at once, kept as tests/bench/results/<date>-rds.md
+#     (BENCH_RDS=0: no step 7; BENCH_ONLY=rds: only it).
 #
 # BENCH_ROUNDS (default 200), BENCH_RANKS (ranks per host of the storms,
 # default "4 8 16 32": 16 to 1024 connections), BENCH_REPEAT (storms per
@@ -44,6 +48,23 @@ set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$(dirname "$0")/../uml-pair.sh"
 . "$TOP/tests/bench/bench-lib.sh"
+
+# 7. RDS/IB on the VM stage
+bench_rds() {
+	local rc=0
+
+	log "RDS/IB on two VMs: tests/rds/run-rds.sh"
+	RDS_CONDITIONS="\`make bench\` run of $(date -u '+%F %H:%M') UTC, commit $(git -C "$TOP" describe --always --dirty), on $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), two qemu VMs (TCG, ${VM_CPUS:-2} vCPUs each, Debian $KRELEASE)." \
+		"$TOP/tests/rds/run-rds.sh" || rc=1
+	[ -s "$BUILD/results/rds/summary.md" ] &&
+		cp "$BUILD/results/rds/summary.md" \
+			"$TOP/tests/bench/results/$(date -u +%F-%H%M)-rds.md"
+	return $rc
+}
+if [ "${BENCH_ONLY:-}" = rds ]; then
+	bench_rds
+	exit
+fi
 
 B=$BUILD/results/bench
 L=$BUILD/results/bench-hosts
@@ -158,5 +179,9 @@ if [ "${BENCH_VM:-1}" != 0 ] &&
    { [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = conn ]; }; then
 	log "storms on two SMP VMs: tests/bench/run-bench-vm.sh"
 	BENCH_ROUNDS=0 "$TOP/tests/bench/run-bench-vm.sh" || rc=1
+fi
+
+if [ "${BENCH_RDS:-1}" != 0 ] && [ -z "${BENCH_ONLY:-}" ]; then
+	bench_rds || rc=1
 fi
 exit $rc

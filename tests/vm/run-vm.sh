@@ -11,13 +11,14 @@
 #     modprobe rdma_rxe rdma_ucm, checks that ib_cm/rdma_cm/rdma_ucm are
 #     ours (updates/cm-peer, build ID of the running module), that the
 #     in-tree ULPs load beside them and use them; the two-host e2e
-#     scenarios of tests/e2e over rxe; then both swap to the series'
+#     scenarios of tests/e2e over rxe, and RDS/IB with Debian's rds_rdma
+#     (tests/rds/rds-scenario.sh); then both swap to the series'
 #     modules built with CONFIG_INFINIBAND_CM_PEER=n (build/peer-n):
 #     rping client/server works, the peer option is refused; the modules
 #     unload at the end;
-#  3. tests/e2e/check-e2e.py: checks vm-debian/... in
-#     build/results/checks-vm-debian.tsv; any kernel splat on a console
-#     (tests/vm/splat.re) fails.  Consoles and logs: build/results/vm-debian/.
+#  3. tests/e2e/check-e2e.py and tests/rds/rds-report.py: checks
+#     vm-debian/... in build/results/checks-vm-debian.tsv; any kernel
+#     splat on a console (tests/vm/splat.re) fails.  Consoles and logs: build/results/vm-debian/.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$TOP/tests/vm/vm-lib.sh"
@@ -86,6 +87,8 @@ vm_pair "$OUT" "${VM_TIMEOUT:-900}" "$VM_STAGE/boot/vmlinuz-$KRELEASE" \
 python3 "$TOP/tests/e2e/check-e2e.py" "$OUT" --prefix vm-debian \
 	--splats "$TOP/tests/vm/splat.re" --no-kmemleak --modules >>"$CHECKS"
 rc=$?
+python3 "$TOP/tests/rds/rds-report.py" "$OUT" >"$OUT/rds-report.txt" || rc=1
+sed 's|^|vm-debian/|' "$OUT/checks.tsv" >>"$CHECKS"
 cat "$OUT/report.txt"
 for h in a b; do
 	vm_splats "$OUT/$h.console" || true

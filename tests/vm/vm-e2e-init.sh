@@ -9,11 +9,13 @@
 # PEER_STAGE, the staged root (Debian's modules and ours, `make install`
 # with DESTDIR), whose modules are loaded with modprobe and checked first
 # (results in $PEER_OUT/modules.tsv: "name<TAB>PASS|FAIL<TAB>detail").
-# Then the scenarios of tests/e2e/scenarios.sh, a kmemleak scan where the
-# kernel has one, power off.
+# Then the scenarios of tests/e2e/scenarios.sh, on Debian's kernel RDS/IB
+# (tests/rds/rds-scenario.sh), a kmemleak scan where the kernel has one,
+# power off.
 . "$(dirname "$0")/../uml-lib.sh"
 . "$(dirname "$0")/vm-guest.sh"
 . "$(dirname "$0")/../e2e/scenarios.sh"
+. "$(dirname "$0")/../rds/rds-scenario.sh"
 vm_mount
 
 e2e_begin
@@ -90,6 +92,11 @@ if [ ! -x "$PEER_BIN" ] || [ ! -d "$sync_dir" ]; then
 fi
 
 e2e_scenarios
+
+# RDS/IB, Debian's rds_rdma on our modules: 16 connections (one per TOS),
+# both ends sending first, then all reconnecting at once; every message
+# arrives once (tests/rds/rds-report.py checks it)
+[ -n "${PEER_STAGE:-}" ] && rds_scenario stock-16-1 16 8 2
 
 # Interop with an unpatched CM: host b swaps ours for Debian's own ib_cm,
 # rdma_cm and rdma_ucm (kernel/, not updates/); a, still ours, peer-

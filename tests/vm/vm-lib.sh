@@ -56,6 +56,25 @@ vm_debian_stage() {
 		die "make install into ${VM_STAGE#"$TOP"/} failed"
 }
 
+# vm_debian_ready <results dir>: that folder emptied, then qemu, our
+# modules for $KRELEASE, Debian's kernel staged with them and the
+# initramfs, or die (the benchmarks' VM stages; the log in
+# <dir>/stage.log).
+vm_debian_ready() {
+	rm -rf "$1"
+	mkdir -p "$1" "$VM_DIR"
+	command -v "$QEMU" >/dev/null ||
+		die "no $QEMU: run scripts/install-deps.sh"
+	case "$(modinfo -F vermagic "$HOST_MOD/ib_cm.ko" 2>/dev/null)" in
+	"$KRELEASE "*) ;;
+	*) die "no modules for $KRELEASE in ${HOST_MOD#"$TOP"/}: run make first" ;;
+	esac
+	( vm_debian_stage && vm_initramfs ) >"$1/stage.log" 2>&1 || {
+		cat "$1/stage.log" >&2
+		die "staging Debian's kernel with our modules failed"
+	}
+}
+
 # vm_initramfs: build/vm/initramfs.cpio.gz, busybox (static) and the 9p
 # modules of the staged Debian tree, decompressed (busybox's insmod reads
 # no .xz), and tests/vm/initramfs-init as /init.  Rebuilt when an input

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# RDS/IB between the two VMs, run by PID 1 of each (tests/vm/vm-e2e-init.sh,
+# tests/rds/rds-init.sh); source it after tests/e2e/scenarios.sh (me, other,
+# out, sync_dir, barrier) once rxe0 is up on $PEER_NETDEV.
+#
+# rds_scenario <tag> <conns> <msgs> <rounds>: tests/rds/rds_storm
+# with <conns> connections (TOS 0..conns-1, ports 18700..; rds and
+# rds_rdma loaded afresh, so none exists), both hosts sending first at
+# one start time; in each round after the first, both
+# take rxe0 away at once ("rdma link delete": RDS drops every connection
+# of the device), queue the round's messages, and add it again at once:
+# every connection reconnects from both ends at once.  A round may take
+# PEER_RDS_TIMEOUT_MS (60000).
+# Into $out: rds-<tag>.log (the program's report and RDS counters),
+# .rc, and rds-<tag>.events: what happened meanwhile, as "name value":
+#   rej        REJs this CM sent (ib_cma:icm_send_rej trace events)
+#   qp_create  QPs rdma_cm created (rdma_cma:cm_qp_create)
+#   dropping   "rejected, dropping connection" lines of RDS in the log
+rds_trace=/sys/kernel/debug/tracing
+
+rds_trace_on() {
+	local e
+	echo 0 >"$rds_trace/tracing_on"
+	echo >"$rds_trace/trace"
+	echo 4096 >"$rds_trace/buffer_size_kb"
+	for e in ib_cma/icm_send_rej rdma_cma/cm_qp_create; do
+		echo 1 >"$rds_trace/events/$e/enable"
+	done
+	echo 1 >"$rds_trace/tracing_on"
+}
+
+rds_scenario() {
+	local tag=$1 conns=$2 msgs=$3 rounds=$4
+	local start dmesg0 storm=${PEER_BIN%/*}/rds_storm
+
+	# RDS keeps its connections after the sockets close: start from none
+	modprobe -r rds_rdma rds
+	modprobe rds_rdma
+	rds_trace_on
+	dmesg0=$(dmesg | grep -c "rejected, dropping connection")
+	start=$(($(barrier "rds-$tag") + ${PEER_MARGIN_MS:-4000}))
+	mkdir -p "$sync_dir/rds-$tag"
+	"$storm" --local "$PEER_IP" --remote "$PEER_REMOTE" --name "$me" \
+		--peer-name "$other" --conns "$conns" --msgs "$msgs" \
+		--rounds "$rounds" --start-ms "$start" \
+		--timeout-ms "${PEER_RDS_TIMEOUT_MS:-60000}" \
+		--down "rdma link delete rxe0" \
+		--up "rdma link add rxe0 type rxe netdev $PEER_NETDEV" \
+		--sync-dir "$sync_dir/rds-$tag" >"$out/rds-$tag.log" 2>&1
+	echo $? >"$out/rds-$tag.rc"
+	echo 0 >"$rds_trace/tracing_on"
+	{
+		echo "rej $(grep -c 'icm_send_rej:' "$rds_trace/trace")"
+		echo "qp_create $(grep -c 'cm_qp_create:' "$rds_trace/trace")"
+		echo "dropping $(($(dmesg | grep -c "rejected, dropping connection") - dmesg0))"
+	} >"$out/rds-$tag.events"
+	barrier "rds-$tag-done" >/dev/null
+}
