@@ -32,13 +32,16 @@ rds_trace_on() {
 
 rds_scenario() {
 	local tag=$1 conns=$2 msgs=$3 rounds=$4
-	local start dmesg0 storm=${PEER_BIN%/*}/rds_storm
+	local start kmsg storm=${PEER_BIN%/*}/rds_storm
 
 	# RDS keeps its connections after the sockets close: start from none
 	modprobe -r rds_rdma rds
 	modprobe rds_rdma
 	rds_trace_on
-	dmesg0=$(dmesg | grep -c "rejected, dropping connection")
+	# the kernel log as it comes (its ring may wrap during a run)
+	dmesg -C
+	dmesg -w >"/run/kmsg-$tag" 2>&1 &
+	kmsg=$!
 	start=$(($(barrier "rds-$tag") + ${PEER_MARGIN_MS:-4000}))
 	mkdir -p "$sync_dir/rds-$tag"
 	"$storm" --local "$PEER_IP" --remote "$PEER_REMOTE" --name "$me" \
@@ -50,10 +53,12 @@ rds_scenario() {
 		--sync-dir "$sync_dir/rds-$tag" >"$out/rds-$tag.log" 2>&1
 	echo $? >"$out/rds-$tag.rc"
 	echo 0 >"$rds_trace/tracing_on"
+	kill "$kmsg"
+	wait "$kmsg" 2>/dev/null
 	{
 		echo "rej $(grep -c 'icm_send_rej:' "$rds_trace/trace")"
 		echo "qp_create $(grep -c 'cm_qp_create:' "$rds_trace/trace")"
-		echo "dropping $(($(dmesg | grep -c "rejected, dropping connection") - dmesg0))"
+		echo "dropping $(grep -c "rejected, dropping connection" "/run/kmsg-$tag")"
 	} >"$out/rds-$tag.events"
 	barrier "rds-$tag-done" >/dev/null
 }
