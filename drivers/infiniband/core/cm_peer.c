@@ -57,6 +57,20 @@ int cm_peer_arbitrate(const struct cm_peer_ident *local,
  * arrival, so that the oldest of equal keys is found first.
  */
 
+static int cm_peer_match_cmp(const struct cm_peer_index *idx, const u8 *a,
+			     const u8 *b)
+{
+	const u8 *mask = idx->match_mask;
+	unsigned int i;
+
+	if (!mask)
+		return memcmp(a, b, idx->match_len);
+	for (i = 0; i < idx->match_len; i++)
+		if ((a[i] ^ b[i]) & mask[i])
+			return (a[i] & mask[i]) < (b[i] & mask[i]) ? -1 : 1;
+	return 0;
+}
+
 static int cm_peer_key_cmp(const struct cm_peer_index *idx,
 			   const struct cm_peer_key *a,
 			   const struct cm_peer_key *b)
@@ -68,7 +82,7 @@ static int cm_peer_key_cmp(const struct cm_peer_index *idx,
 		cmp = memcmp(a->remote_gid.raw, b->remote_gid.raw,
 			     sizeof(a->remote_gid));
 	if (!cmp && idx->match_len)
-		cmp = memcmp(a->match, b->match, idx->match_len);
+		cmp = cm_peer_match_cmp(idx, a->match, b->match);
 	return cmp;
 }
 
@@ -87,6 +101,19 @@ void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len)
 	idx->seq = 0;
 	idx->nr_held = 0;
 	idx->match_len = min_t(u8, match_len, CM_PEER_MATCH_MAX);
+	idx->match_mask = NULL;
+}
+
+/**
+ * cm_peer_index_mask() - compare only some bits of the match bytes
+ * @idx: the index, empty
+ * @mask: NULL for all bits, or match_len bytes, the index's owner's, that
+ *	outlive it
+ */
+void cm_peer_index_mask(struct cm_peer_index *idx, const u8 *mask)
+{
+	WARN_ON_ONCE(!cm_peer_index_empty(idx));
+	idx->match_mask = mask;
 }
 
 /**

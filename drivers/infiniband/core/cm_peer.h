@@ -110,21 +110,26 @@ enum cm_peer_tree {
  * @root: one tree per &enum cm_peer_tree, ordered by key, then arrival
  * @seq: next arrival number
  * @match_len: bytes of private data every key of the index compares
+ * @match_mask: NULL, or @match_len bytes: only the bits set in them are
+ *	compared (a ULP's private data may hold fields, such as a protocol
+ *	version, that the two ends of one connection may fill differently)
  * @nr_held: entries in its %CM_PEER_HELD tree
  *
  * Lookups are O(log n): a key is two GIDs and @match_len bytes, compared
- * with memcmp().  Equal keys are allowed (raw ib_cm peers of one service
- * ID on one port, without a match blob, are told apart only by the
- * arbiter); they are kept in arrival order.
+ * with memcmp() or under @match_mask.  Equal keys are allowed (raw ib_cm
+ * peers of one service ID on one port, without a match blob, are told
+ * apart only by the arbiter); they are kept in arrival order.
  */
 struct cm_peer_index {
 	struct rb_root root[CM_PEER_TREES];
 	u64 seq;
 	u8 match_len;
+	const u8 *match_mask;
 	unsigned int nr_held;
 };
 
 void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len);
+void cm_peer_index_mask(struct cm_peer_index *idx, const u8 *mask);
 bool cm_peer_index_empty(const struct cm_peer_index *idx);
 void cm_peer_add(struct cm_peer_index *idx, enum cm_peer_tree tree,
 		 struct cm_peer_entry *entry);

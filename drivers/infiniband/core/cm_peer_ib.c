@@ -62,9 +62,20 @@ static int cm_peer_node_cmp_rb(struct rb_node *a, const struct rb_node *b)
 					  service_node)->id.service_id, b);
 }
 
+/* Are a service ID's REQs told apart by @match_len bytes under @mask? */
+static bool cm_peer_same_match(const struct cm_peer_svc *svc, u8 match_len,
+			       const u8 *mask)
+{
+	if (svc->index.match_len != match_len ||
+	    !svc->index.match_mask != !mask)
+		return false;
+	return !mask || !memcmp(svc->match_mask, mask, match_len);
+}
+
 /* The node of @service_id on @cm_dev: shared, or a new one. */
 static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
-					      __be64 service_id, u8 match_len)
+					      __be64 service_id, u8 match_len,
+					      const u8 *mask)
 {
 	struct cm_id_private *node, *cur = NULL;
 	struct rb_node *rb;
@@ -78,6 +89,11 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 		return ERR_PTR(-ENOMEM);
 	}
 	cm_peer_index_init(&node->peer_svc->index, match_len);
+	if (mask) {
+		memcpy(node->peer_svc->match_mask, mask, match_len);
+		cm_peer_index_mask(&node->peer_svc->index,
+				   node->peer_svc->match_mask);
+	}
 	INIT_LIST_HEAD(&node->peer_svc->listeners);
 	kref_get(&cm_dev->kref);
 	node->peer_svc->cm_dev = cm_dev;
@@ -89,7 +105,7 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 			 cm_peer_node_cmp_rb);
 	if (rb) {
 		cur = rb_entry(rb, struct cm_id_private, service_node);
-		if (cur->peer_svc->index.match_len == match_len) {
+		if (cm_peer_same_match(cur->peer_svc, match_len, mask)) {
 			refcount_inc(&cur->refcount);
 			cur->listen_sharecount++;
 		} else {
@@ -908,13 +924,17 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
 }
 
 /**
- * ib_cm_peer_bind - Make a cm_id a peer of a service ID
+ * ib_cm_peer_bind_mask - Make a cm_id a peer of a service ID
  * @cm_id: Connection identifier, idle.
  * @service_id: This end's service ID: the one the other end's peer REQ is
  *   sent to, in network byte order.
  * @match_len: How many bytes of an inbound REQ's private data identify the
  *   connection, besides the two port GIDs; 0 to 92.  The same for every
  *   peer of @service_id on the device.
+ * @mask: NULL, or @match_len bytes: only the bits set in them identify the
+ *   connection, for a ULP whose private data holds fields the two ends
+ *   may fill differently (a protocol version) before those that tell its
+ *   connections apart.  The same for every peer of @service_id.
  *
  * A peer REQ (one sent by ib_send_cm_peer_req()) for @service_id on the
  * cm_id's device is then matched with the peer ids bound to it by
@@ -932,10 +952,12 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL when the cm_id is not idle or is bound otherwise, when
  * @service_id is in the range the CM assigns, when @match_len is too long
- * or differs from the other peers' of @service_id; -EOPNOTSUPP when the
- * device has no IB CM port or peer-to-peer support is not built; -ENOMEM.
+ * or it or @mask differs from the other peers' of @service_id; -EOPNOTSUPP
+ * when the device has no IB CM port or peer-to-peer support is not built;
+ * -ENOMEM.
  */
-int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
+int ib_cm_peer_bind_mask(struct ib_cm_id *cm_id, __be64 service_id,
+			 u8 match_len, const u8 *mask)
 {
 	struct cm_id_private *cm_id_priv =
 		container_of(cm_id, struct cm_id_private, id);
@@ -951,8 +973,8 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	node = READ_ONCE(cm_id_priv->peer_node);
 	if (node)
 		return node->id.service_id == service_id &&
-		       node->peer_svc->index.match_len == match_len ? 0 :
-								      -EINVAL;
+		       cm_peer_same_match(node->peer_svc, match_len, mask) ?
+		       0 : -EINVAL;
 	cm_dev = ib_get_client_data(cm_id->device, &cm_client);
 	if (!cm_dev)
 		return -EOPNOTSUPP;
@@ -965,7 +987,7 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 	INIT_DELAYED_WORK(&wait->resend, cm_peer_resend_handler);
 	INIT_DELAYED_WORK(&wait->expire, cm_peer_window_expire_handler);
 	INIT_LIST_HEAD(&wait->window);
-	node = cm_peer_node_get(cm_dev, service_id, match_len);
+	node = cm_peer_node_get(cm_dev, service_id, match_len, mask);
 	if (IS_ERR(node)) {
 		kfree(wait);
 		return PTR_ERR(node);
@@ -986,6 +1008,24 @@ int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
 		kfree(wait);
 	}
 	return ret;
+}
+EXPORT_SYMBOL(ib_cm_peer_bind_mask);
+
+/**
+ * ib_cm_peer_bind - Make a cm_id a peer of a service ID
+ * @cm_id: Connection identifier, idle.
+ * @service_id: This end's service ID, in network byte order.
+ * @match_len: How many bytes of an inbound REQ's private data identify the
+ *   connection, all their bits.
+ *
+ * ib_cm_peer_bind_mask() without a mask.
+ *
+ * Context: Process context; may sleep.
+ * Return: As ib_cm_peer_bind_mask().
+ */
+int ib_cm_peer_bind(struct ib_cm_id *cm_id, __be64 service_id, u8 match_len)
+{
+	return ib_cm_peer_bind_mask(cm_id, service_id, match_len, NULL);
 }
 EXPORT_SYMBOL(ib_cm_peer_bind);
 

@@ -178,6 +178,53 @@ static void peer_ib_shared_sid(struct kunit *test)
 	}
 }
 
+/*
+ * Match bytes under a mask: at each end two peers share a service ID (one
+ * port pair), told apart by the second byte of their name; the first
+ * differs between the two ends of a pair, as a protocol version may, and
+ * is masked out.  Binds of one service ID must agree on the mask.
+ */
+static void peer_ib_match_mask(struct kunit *test)
+{
+	static const u8 mask[PEER_ID_LEN + 2] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0xff
+	};
+	static const char * const names[] = { "x0", "y1", "p0", "q1" };
+	u8 other_mask[sizeof(mask)];
+	u64 port = PEER_SID + 0x300;
+	struct peer_end *e[4], *f;
+	int j;
+
+	for (j = 0; j < 4; j++) {
+		e[j] = peer_end_create(test, names[j]);
+		peer_identity_mask(test, e[j], port + j / 2, port + 1 - j / 2,
+				   names[j], sizeof(mask), mask);
+		e[j]->match[PEER_ID_LEN] = 'v';	/* any version */
+		e[j]->match[PEER_ID_LEN + 1] = names[j][1];
+	}
+	f = peer_end_create(test, "f");
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			ib_cm_peer_bind(f->cm_id, cpu_to_be64(port),
+					sizeof(mask)));
+	memcpy(other_mask, mask, sizeof(mask));
+	other_mask[PEER_ID_LEN] = 0xff;
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			ib_cm_peer_bind_mask(f->cm_id, cpu_to_be64(port),
+					     sizeof(mask), other_mask));
+	/* one end's first, the other's in the other order: holds, collisions */
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[0], port + 1));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[3], port));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[2], port));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[1], port + 1));
+	for (j = 0; j < 4; j++)
+		peer_end_wait(e[j]);
+	for (j = 0; j < 2; j++) {
+		peer_expect_one_connection(test, e[j], e[j + 2]);
+		KUNIT_EXPECT_STREQ(test, e[j]->peer_name, e[j + 2]->name);
+		KUNIT_EXPECT_STREQ(test, e[j + 2]->peer_name, e[j]->name);
+	}
+}
+
 /* Listens and peer binds of one service ID refuse each other. */
 static void peer_ib_conflicts(struct kunit *test)
 {
@@ -292,7 +339,7 @@ static void peer_ib_listen_takes(struct kunit *test)
 	peer_identity(test, b, port + 1, port, "b");
 	/* one handler per service ID; client/server listeners stay out */
 	other = ib_cm_insert_peer_listen(a->dev, peer_cm_handler, NULL, NULL,
-					 cpu_to_be64(port), PEER_ID_LEN);
+					 cpu_to_be64(port), PEER_ID_LEN, NULL);
 	KUNIT_EXPECT_EQ(test, -EBUSY, PTR_ERR_OR_ZERO(other));
 	/* a client/server listener lives beside it, peer REQs pass it by */
 	other = ib_cm_insert_listen(a->dev, peer_listen_handler,
@@ -924,7 +971,7 @@ static void peer_ib_listen_filtered(struct kunit *test)
 
 	listen = ib_cm_insert_peer_listen(a->dev, peer_listen_handler,
 					  peer_takes_none, NULL,
-					  cpu_to_be64(port), PEER_ID_LEN);
+					  cpu_to_be64(port), PEER_ID_LEN, NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, peer_unlisten, listen));
@@ -941,6 +988,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_held_resent),
 	KUNIT_CASE_SLOW(peer_ib_held_no_retries),
 	KUNIT_CASE_SLOW(peer_ib_shared_sid),
+	KUNIT_CASE_SLOW(peer_ib_match_mask),
 	KUNIT_CASE_SLOW(peer_ib_late_bind),
 	KUNIT_CASE_SLOW(peer_ib_never_bound),
 	KUNIT_CASE_SLOW(peer_ib_conflicts),

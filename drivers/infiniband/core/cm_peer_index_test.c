@@ -9,6 +9,7 @@
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/prandom.h>
+#include <linux/random.h>
 
 #include "cm_peer.h"
 
@@ -103,6 +104,54 @@ static void peer_index_no_match(struct kunit *test)
 	peer_key(&key, mk, 0);
 	KUNIT_EXPECT_NULL(test, cm_peer_first(&idx, CM_PEER_WAITING, &key));
 	cm_peer_del(&idx, CM_PEER_WAITING, &a);
+}
+
+/*
+ * Under a mask only its bits count, and the trees stay ordered: each of
+ * many entries is found by a key that differs from its own only in bits
+ * masked out.
+ */
+static void peer_index_mask(struct kunit *test)
+{
+	static const u8 mask[PEER_MATCH] = { 0xff, 0x00, 0x0f, 0xff };
+	struct {
+		struct cm_peer_entry e;
+		u8 match[PEER_MATCH];
+	} *ent;
+	struct cm_peer_index idx;
+	struct cm_peer_key key;
+	u8 mk[PEER_MATCH];
+	int i, n = 64;
+
+	ent = kunit_kcalloc(test, n, sizeof(*ent), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ent);
+	cm_peer_index_init(&idx, PEER_MATCH);
+	cm_peer_index_mask(&idx, mask);
+	for (i = 0; i < n; i++) {
+		peer_key(&ent[i].e.key, ent[i].match, 0);
+		ent[i].match[0] = i % 16;
+		ent[i].match[1] = get_random_u8();
+		ent[i].match[2] = (get_random_u8() & 0xf0) | i / 16;
+		ent[i].match[3] = 7;
+		cm_peer_add(&idx, CM_PEER_WAITING, &ent[i].e);
+	}
+	peer_key(&key, mk, 0);
+	for (i = 0; i < n; i++) {
+		memcpy(mk, ent[i].match, PEER_MATCH);
+		mk[1] ^= 0xff;
+		mk[2] ^= 0xf0;
+		KUNIT_EXPECT_PTR_EQ(test, &ent[i].e,
+				    cm_peer_first(&idx, CM_PEER_WAITING, &key));
+	}
+	/* a masked-in bit differs: nobody's */
+	mk[3] = 8;
+	KUNIT_EXPECT_NULL(test, cm_peer_first(&idx, CM_PEER_WAITING, &key));
+	mk[3] = 7;
+	mk[2] = 0x0f;
+	KUNIT_EXPECT_NULL(test, cm_peer_first(&idx, CM_PEER_WAITING, &key));
+	for (i = 0; i < n; i++)
+		cm_peer_del(&idx, CM_PEER_WAITING, &ent[i].e);
+	KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
 }
 
 static void peer_queue_bounds(struct kunit *test)
@@ -491,6 +540,7 @@ static void peer_index_model(struct kunit *test)
 static struct kunit_case cm_peer_index_test_cases[] = {
 	KUNIT_CASE(peer_index_basics),
 	KUNIT_CASE(peer_index_no_match),
+	KUNIT_CASE(peer_index_mask),
 	KUNIT_CASE(peer_queue_bounds),
 	KUNIT_CASE(peer_queue_svc_bound),
 	KUNIT_CASE(peer_queue_gid_share),

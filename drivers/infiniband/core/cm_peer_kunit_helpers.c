@@ -495,6 +495,18 @@ void peer_wait_mra(struct peer_end *e)
 void peer_identity(struct kunit *test, struct peer_end *e, u64 sid,
 		   u64 peer_sid, const char *name)
 {
+	peer_identity_mask(test, e, sid, peer_sid, name, PEER_ID_LEN, NULL);
+}
+
+/*
+ * peer_identity() with @match_len bytes under @mask: the partner's
+ * service ID, then (match_len > PEER_ID_LEN) the start of its name, which
+ * the caller expects in e->match past the service ID.
+ */
+void peer_identity_mask(struct kunit *test, struct peer_end *e, u64 sid,
+			u64 peer_sid, const char *name, u8 match_len,
+			const u8 *mask)
+{
 	__be64 own = cpu_to_be64(sid), other = cpu_to_be64(peer_sid);
 
 	e->name = name;
@@ -502,7 +514,8 @@ void peer_identity(struct kunit *test, struct peer_end *e, u64 sid,
 	strscpy(e->req_data + PEER_ID_LEN, name, PEER_NAME_LEN);
 	memcpy(e->match, &other, PEER_ID_LEN);
 	e->has_match = true;
-	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(e->cm_id, own, PEER_ID_LEN));
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind_mask(e->cm_id, own, match_len,
+						      mask));
 }
 
 /*
@@ -539,7 +552,8 @@ struct ib_cm_id *peer_listen_on(struct kunit *test,
 	al->cm_id = NULL;
 	peer_listen_end = al;
 	listen = ib_cm_insert_peer_listen(al->dev, peer_listen_handler, NULL,
-					  NULL, cpu_to_be64(sid), PEER_ID_LEN);
+					  NULL, cpu_to_be64(sid), PEER_ID_LEN,
+					  NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, peer_unlisten, listen));

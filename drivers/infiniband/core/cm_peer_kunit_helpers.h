@@ -91,7 +91,7 @@ struct peer_end {
 	bool in_req, req_refused;	/* the REQ event began, refused */
 	int rej_reason;
 	/* identity: REQ private data and what the partner's REQ starts with */
-	u8 req_data[PEER_ID_LEN + PEER_NAME_LEN], match[PEER_ID_LEN];
+	u8 req_data[PEER_ID_LEN + PEER_NAME_LEN], match[PEER_ID_LEN + 2];
 	bool has_match;
 	char peer_name[PEER_NAME_LEN];	/* from its REQ or REP */
 	/* data path */
@@ -141,6 +141,9 @@ void peer_claim_held(struct kunit *test, struct peer_end *a,
 void peer_wait_mra(struct peer_end *e);
 void peer_identity(struct kunit *test, struct peer_end *e, u64 sid,
 		   u64 peer_sid, const char *name);
+void peer_identity_mask(struct kunit *test, struct peer_end *e, u64 sid,
+			u64 peer_sid, const char *name, u8 match_len,
+			const u8 *mask);
 int peer_listen_handler(struct ib_cm_id *cm_id,
 			const struct ib_cm_event *ev);
 void peer_unlisten(void *listen);

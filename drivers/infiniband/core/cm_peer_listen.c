@@ -115,7 +115,8 @@ int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key)
  *   spinlock.
  * @context: The returned cm_id's context, for @takes.
  * @service_id: The service ID, in network byte order, peer ids may bind.
- * @match_len: As for ib_cm_peer_bind().
+ * @match_len: As for ib_cm_peer_bind_mask().
+ * @mask: As for ib_cm_peer_bind_mask().
  *
  * Like ib_cm_insert_listen(), for a service ID that peer ids bound with
  * ib_cm_peer_bind() share: a REQ that no peer id of the REQ's key waits
@@ -129,12 +130,13 @@ int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key)
  *
  * Context: Process context; may sleep.
  * Return: The listener's cm_id or an ERR_PTR: -EBUSY when a listener with
- * another handler is there; as ib_cm_peer_bind() otherwise.
+ * another handler is there; as ib_cm_peer_bind_mask() otherwise.
  */
 struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,
 					  ib_cm_handler cm_handler,
 					  ib_cm_peer_takes takes, void *context,
-					  __be64 service_id, u8 match_len)
+					  __be64 service_id, u8 match_len,
+					  const u8 *mask)
 {
 	struct cm_id_private *cm_id_priv, *first;
 	struct cm_peer_svc *svc;
@@ -144,7 +146,7 @@ struct ib_cm_id *ib_cm_insert_peer_listen(struct ib_device *device,
 	cm_id = ib_create_cm_id(device, cm_handler, context);
 	if (IS_ERR(cm_id))
 		return cm_id;
-	ret = ib_cm_peer_bind(cm_id, service_id, match_len);
+	ret = ib_cm_peer_bind_mask(cm_id, service_id, match_len, mask);
 	if (ret)
 		goto err;
 	cm_id_priv = container_of(cm_id, struct cm_id_private, id);
