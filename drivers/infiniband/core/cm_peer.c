@@ -62,12 +62,16 @@ static int cm_peer_match_cmp(const struct cm_peer_index *idx, const u8 *a,
 {
 	const u8 *mask = idx->match_mask;
 	unsigned int i;
+	u8 x, y;
 
 	if (!mask)
 		return memcmp(a, b, idx->match_len);
-	for (i = 0; i < idx->match_len; i++)
-		if ((a[i] ^ b[i]) & mask[i])
-			return (a[i] & mask[i]) < (b[i] & mask[i]) ? -1 : 1;
+	for (i = 0; i < idx->match_len; i++) {
+		x = a[i] & mask[i];
+		y = b[i] & mask[i];
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
 	return 0;
 }
 
@@ -107,8 +111,8 @@ void cm_peer_index_init(struct cm_peer_index *idx, u8 match_len)
 /**
  * cm_peer_index_mask() - compare only some bits of the match bytes
  * @idx: the index, empty
- * @mask: NULL for all bits, or match_len bytes, the index's owner's, that
- *	outlive it
+ * @mask: NULL for all bits, or match_len bytes that live as long as the
+ *	index
  */
 void cm_peer_index_mask(struct cm_peer_index *idx, const u8 *mask)
 {

@@ -83,7 +83,8 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 	node = cm_alloc_id_priv(cm_dev->ib_device, cm_peer_node_handler, NULL);
 	if (IS_ERR(node))
 		return node;
-	node->peer_svc = kzalloc(sizeof(*node->peer_svc), GFP_KERNEL);
+	node->peer_svc = kzalloc(struct_size(node->peer_svc, match_mask,
+					     mask ? match_len : 0), GFP_KERNEL);
 	if (!node->peer_svc) {
 		ib_destroy_cm_id(&node->id);
 		return ERR_PTR(-ENOMEM);
@@ -934,7 +935,8 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
  * @mask: NULL, or @match_len bytes: only the bits set in them identify the
  *   connection, for a ULP whose private data holds fields the two ends
  *   may fill differently (a protocol version) before those that tell its
- *   connections apart.  The same for every peer of @service_id.
+ *   connections apart.  The same for every peer of @service_id; all bits
+ *   set is the same as NULL.
  *
  * A peer REQ (one sent by ib_send_cm_peer_req()) for @service_id on the
  * cm_id's device is then matched with the peer ids bound to it by
@@ -952,7 +954,7 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL when the cm_id is not idle or is bound otherwise, when
  * @service_id is in the range the CM assigns, when @match_len is too long
- * or it or @mask differs from the other peers' of @service_id; -EOPNOTSUPP
+ * or differs from the other peers' of @service_id, as does @mask; -EOPNOTSUPP
  * when the device has no IB CM port or peer-to-peer support is not built;
  * -ENOMEM.
  */
@@ -970,6 +972,9 @@ int ib_cm_peer_bind_mask(struct ib_cm_id *cm_id, __be64 service_id,
 	if ((service_id & IB_SERVICE_ID_AGN_MASK) == IB_CM_ASSIGN_SERVICE_ID ||
 	    match_len > CM_PEER_MATCH_MAX)
 		return -EINVAL;
+	/* a mask of all bits is no mask: such binds share a node */
+	if (mask && (!match_len || !memchr_inv(mask, 0xff, match_len)))
+		mask = NULL;
 	node = READ_ONCE(cm_id_priv->peer_node);
 	if (node)
 		return node->id.service_id == service_id &&

@@ -182,7 +182,8 @@ static void peer_ib_shared_sid(struct kunit *test)
  * Match bytes under a mask: at each end two peers share a service ID (one
  * port pair), told apart by the second byte of their name; the first
  * differs between the two ends of a pair, as a protocol version may, and
- * is masked out.  Binds of one service ID must agree on the mask.
+ * is masked out.  Binds and listeners of one service ID must agree on the
+ * mask.
  */
 static void peer_ib_match_mask(struct kunit *test)
 {
@@ -193,6 +194,7 @@ static void peer_ib_match_mask(struct kunit *test)
 	u8 other_mask[sizeof(mask)];
 	u64 port = PEER_SID + 0x300;
 	struct peer_end *e[4], *f;
+	struct ib_cm_id *listen;
 	int j;
 
 	for (j = 0; j < 4; j++) {
@@ -211,6 +213,17 @@ static void peer_ib_match_mask(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL,
 			ib_cm_peer_bind_mask(f->cm_id, cpu_to_be64(port),
 					     sizeof(mask), other_mask));
+	listen = ib_cm_insert_peer_listen(f->dev, peer_cm_handler, NULL, NULL,
+					  cpu_to_be64(port), sizeof(mask),
+					  other_mask);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(listen));
+	/* the same mask, another copy: the listener shares the node */
+	other_mask[PEER_ID_LEN] = 0;
+	listen = ib_cm_insert_peer_listen(f->dev, peer_cm_handler, NULL, NULL,
+					  cpu_to_be64(port), sizeof(mask),
+					  other_mask);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
+	ib_destroy_cm_id(listen);
 	/* one end's first, the other's in the other order: holds, collisions */
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[0], port + 1));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[3], port));

@@ -9,7 +9,6 @@
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/prandom.h>
-#include <linux/random.h>
 
 #include "cm_peer.h"
 
@@ -120,21 +119,29 @@ static void peer_index_mask(struct kunit *test)
 	} *ent;
 	struct cm_peer_index idx;
 	struct cm_peer_key key;
+	struct rnd_state rnd;
 	u8 mk[PEER_MATCH];
 	int i, n = 64;
 
-	ent = kunit_kcalloc(test, n, sizeof(*ent), GFP_KERNEL);
+	ent = kunit_kcalloc(test, n + 1, sizeof(*ent), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ent);
+	prandom_seed_state(&rnd, 2026);
 	cm_peer_index_init(&idx, PEER_MATCH);
 	cm_peer_index_mask(&idx, mask);
 	for (i = 0; i < n; i++) {
 		peer_key(&ent[i].e.key, ent[i].match, 0);
 		ent[i].match[0] = i % 16;
-		ent[i].match[1] = get_random_u8();
-		ent[i].match[2] = (get_random_u8() & 0xf0) | i / 16;
+		ent[i].match[1] = prandom_u32_state(&rnd);
+		ent[i].match[2] = (prandom_u32_state(&rnd) & 0xf0) | i / 16;
 		ent[i].match[3] = 7;
 		cm_peer_add(&idx, CM_PEER_WAITING, &ent[i].e);
 	}
+	/* equal to entry 0 under the mask only, and later: found after it */
+	peer_key(&ent[n].e.key, ent[n].match, 0);
+	memcpy(ent[n].match, ent[0].match, PEER_MATCH);
+	ent[n].match[1] ^= 0xff;
+	cm_peer_add(&idx, CM_PEER_WAITING, &ent[n].e);
+	KUNIT_EXPECT_PTR_EQ(test, &ent[n].e, cm_peer_next(&idx, &ent[0].e));
 	peer_key(&key, mk, 0);
 	for (i = 0; i < n; i++) {
 		memcpy(mk, ent[i].match, PEER_MATCH);
@@ -149,7 +156,7 @@ static void peer_index_mask(struct kunit *test)
 	mk[3] = 7;
 	mk[2] = 0x0f;
 	KUNIT_EXPECT_NULL(test, cm_peer_first(&idx, CM_PEER_WAITING, &key));
-	for (i = 0; i < n; i++)
+	for (i = 0; i <= n; i++)
 		cm_peer_del(&idx, CM_PEER_WAITING, &ent[i].e);
 	KUNIT_EXPECT_TRUE(test, cm_peer_index_empty(&idx));
 }

@@ -240,7 +240,7 @@ struct cm_peer_svc {
 	struct cm_peer_index index;
 	struct cm_device *cm_dev;	/* referenced, owns the held REQs */
 	struct list_head listeners;	/* ib_cm_insert_peer_listen(), cm.lock */
-	u8 match_mask[CM_PEER_MATCH_MAX];	/* index.match_mask's */
+	u8 match_mask[];		/* index.match_mask's, if it has one */
 };
 
 /* A REQ the listener took: its key, in the index while connected */
