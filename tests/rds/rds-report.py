@@ -127,6 +127,10 @@ def main():
               and not r['dup'] and not r['mis'])
         checks.append('rds/%s/all_delivered\t%s' % (tag,
                                                     'PASS' if ok else 'FAIL'))
+        # each end made a QP for each (re)connect: nothing was left up
+        ok = r is not None and r['qps'] >= 2
+        checks.append('rds/%s/all_reconnected\t%s' % (
+            tag, 'PASS' if ok else 'FAIL'))
         if r:
             runs.setdefault((mode, r['conns']), []).append(r)
     out = []

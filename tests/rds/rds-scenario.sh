@@ -32,11 +32,14 @@ rds_trace_on() {
 
 rds_scenario() {
 	local tag=$1 conns=$2 msgs=$3 rounds=$4
-	local start kmsg storm=${PEER_BIN%/*}/rds_storm
+	local start kmsg i storm=${PEER_BIN%/*}/rds_storm
 
 	# RDS keeps its connections after the sockets close: start from none
-	modprobe -r rds_rdma rds
-	modprobe rds_rdma
+	if ! modprobe -r rds_rdma rds || ! modprobe rds_rdma; then
+		echo "rds and rds_rdma could not be loaded afresh" >"$out/rds-$tag.log"
+		echo 1 >"$out/rds-$tag.rc"
+		return 1
+	fi
 	rds_trace_on
 	# the kernel log as it comes (its ring may wrap during a run)
 	dmesg -C
@@ -48,11 +51,17 @@ rds_scenario() {
 		--peer-name "$other" --conns "$conns" --msgs "$msgs" \
 		--rounds "$rounds" --start-ms "$start" \
 		--timeout-ms "${PEER_RDS_TIMEOUT_MS:-60000}" \
-		--down "rdma link delete rxe0" \
-		--up "rdma link add rxe0 type rxe netdev $PEER_NETDEV" \
+		--down "timeout 300 rdma link delete rxe0" \
+		--up "timeout 60 rdma link add rxe0 type rxe netdev $PEER_NETDEV" \
 		--sync-dir "$sync_dir/rds-$tag" >"$out/rds-$tag.log" 2>&1
 	echo $? >"$out/rds-$tag.rc"
 	echo 0 >"$rds_trace/tracing_on"
+	# all of the run's log read: up to a line of ours
+	echo "rds_scenario: $tag done" >/dev/kmsg
+	for i in $(seq 50); do
+		grep -q "rds_scenario: $tag done" "/run/kmsg-$tag" && break
+		sleep 0.1
+	done
 	kill "$kmsg"
 	wait "$kmsg" 2>/dev/null
 	{

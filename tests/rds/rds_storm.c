@@ -76,7 +76,7 @@ static struct {
 };
 
 static struct conn conns[MAX_CONNS];
-static long dup_msgs, misdelivered, send_errors;
+static long dup_msgs, misdelivered, send_errors, cmd_errors;
 
 static void sleep_until(double t)
 {
@@ -223,7 +223,7 @@ static int get_counters(char **bufp, int *each)
 			break;
 		buf = nbuf;
 	}
-	if (*each <= 0) {
+	if (*each <= 0 || !len) {
 		perror("RDS_INFO_COUNTERS");
 		free(buf);
 		return 0;
@@ -239,6 +239,8 @@ static void print_counters(const char *before, int before_len)
 	int len, each, i;
 
 	len = get_counters(&buf, &each);
+	if (!len)
+		return;
 	for (i = 0; i < len / each; i++) {
 		ctr = (const struct rds_info_counter *)(buf + i * each);
 		c0 = (const struct rds_info_counter *)(before + i * each);
@@ -250,13 +252,15 @@ static void print_counters(const char *before, int before_len)
 	free(buf);
 }
 
-/* Run @cmd; the time it ended. */
+/* Run @cmd (a failure fails the run); the time it ended. */
 static double run_cmd(const char *what, const char *cmd)
 {
 	double t = now_ms();
 	int rc = system(cmd);
 
 	printf("%s rc %d in %.0f ms\n", what, rc, now_ms() - t);
+	if (rc)
+		cmd_errors++;
 	return now_ms();
 }
 
@@ -284,14 +288,24 @@ static void take_msgs(const double *start, int ms)
 static double sync_point(const char *what, const double *start, int ms,
 			 int margin_ms)
 {
-	char mine[512], theirs[512];
+	char mine[512], theirs[512], tmp[520];
 	double end = now_ms() + ms, off, err, t;
 	struct stat a, b;
+	FILE *f;
 
 	snprintf(mine, sizeof(mine), "%s/%s.%s", opt.sync_dir, what, opt.name);
 	snprintf(theirs, sizeof(theirs), "%s/%s.%s", opt.sync_dir, what,
 		 opt.peer_name);
-	if (peer_host_clock_offset_best(mine, 3, &off, &err)) {
+	/* our clock's offset from the host's, on a file of our own */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", mine);
+	if (peer_host_clock_offset_best(tmp, 3, &off, &err)) {
+		perror(tmp);
+		return 0;
+	}
+	printf("sync %s: clock offset %.1f +- %.1f ms\n", what, off, err);
+	/* then our file, whole at once: its mtime is the one we compare */
+	f = fopen(tmp, "w");
+	if (!f || fputc('x', f) == EOF || fclose(f) || rename(tmp, mine)) {
 		perror(mine);
 		return 0;
 	}
@@ -369,7 +383,7 @@ static int run(void)
 	for (r = 0; r < opt.rounds; r++)
 		if (!round_received(r))
 			return 1;
-	return dup_msgs || misdelivered;
+	return dup_msgs || misdelivered || cmd_errors;
 }
 
 int main(int argc, char **argv)
@@ -420,8 +434,8 @@ int main(int argc, char **argv)
 	printf("conns %d msgs %d rounds %d\n", opt.conns, opt.msgs, opt.rounds);
 	before_len = get_counters(&before, &each);
 	rc = run();
-	printf("dup_or_reordered %ld misdelivered %ld send_errors %ld\n",
-	       dup_msgs, misdelivered, send_errors);
+	printf("dup_or_reordered %ld misdelivered %ld send_errors %ld cmd_errors %ld\n",
+	       dup_msgs, misdelivered, send_errors, cmd_errors);
 	print_counters(before, before_len);
 	free(before);
 	return rc;

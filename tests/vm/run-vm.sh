@@ -18,7 +18,8 @@
 #     unload at the end;
 #  3. tests/e2e/check-e2e.py and tests/rds/rds-report.py: checks
 #     vm-debian/... in build/results/checks-vm-debian.tsv; any kernel
-#     splat on a console (tests/vm/splat.re) fails.  Consoles and logs: build/results/vm-debian/.
+#     splat on a console (tests/vm/splat.re) fails.  Consoles and logs:
+#     build/results/vm-debian/.
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 . "$TOP/tests/vm/vm-lib.sh"

@@ -96,7 +96,7 @@ e2e_scenarios
 # RDS/IB, Debian's rds_rdma on our modules: 16 connections (one per TOS),
 # both ends sending first, then all reconnecting at once; every message
 # arrives once (tests/rds/rds-report.py checks it)
-[ -n "${PEER_STAGE:-}" ] && rds_scenario stock-16-1 16 8 2
+[ -n "${PEER_STAGE:-}" ] && PEER_RDS_TIMEOUT_MS=20000 rds_scenario stock-16-1 16 8 2
 
 # Interop with an unpatched CM: host b swaps ours for Debian's own ib_cm,
 # rdma_cm and rdma_ucm (kernel/, not updates/); a, still ours, peer-
