@@ -34,7 +34,6 @@
 #include <getopt.h>
 #include <linux/rds.h>
 #include <poll.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -52,10 +51,10 @@
 #define MSG_MAGIC	0x52445353u	/* "RDSS" */
 
 struct msg {
-	uint32_t magic;
-	uint32_t tos;
-	uint32_t round;
-	uint32_t seq;
+	__u32 magic;
+	__u32 tos;
+	__u32 round;
+	__u32 seq;
 };
 
 struct conn {
@@ -153,14 +152,14 @@ static void recv_one(int tos, const double *start)
 	if (n < 0)
 		return;
 	peer_sockaddr(opt.remote, opt.port + tos, &want);
-	if (n != sizeof(m) || m.magic != MSG_MAGIC || m.tos != (uint32_t)tos ||
-	    m.round >= (uint32_t)opt.rounds ||
+	if (n != sizeof(m) || m.magic != MSG_MAGIC || m.tos != (__u32)tos ||
+	    m.round >= (__u32)opt.rounds ||
 	    from.sin_addr.s_addr != want.sin_addr.s_addr ||
 	    from.sin_port != want.sin_port) {
 		misdelivered++;
 		return;
 	}
-	if (m.seq != (uint32_t)c->next[m.round]) {
+	if (m.seq != (__u32)c->next[m.round]) {
 		dup_msgs++;	/* duplicate or out of order */
 		return;
 	}
@@ -402,19 +401,45 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'l': opt.local = optarg; break;
-		case 'r': opt.remote = optarg; break;
-		case 'n': opt.name = optarg; break;
-		case 'N': opt.peer_name = optarg; break;
-		case 'p': opt.port = atoi(optarg); break;
-		case 'c': opt.conns = atoi(optarg); break;
-		case 'm': opt.msgs = atoi(optarg); break;
-		case 'R': opt.rounds = atoi(optarg); break;
-		case 's': opt.start_ms = atof(optarg); break;
-		case 't': opt.timeout_ms = atoi(optarg); break;
-		case 'd': opt.down = optarg; break;
-		case 'u': opt.up = optarg; break;
-		case 'S': opt.sync_dir = optarg; break;
+		case 'l':
+			opt.local = optarg;
+			break;
+		case 'r':
+			opt.remote = optarg;
+			break;
+		case 'n':
+			opt.name = optarg;
+			break;
+		case 'N':
+			opt.peer_name = optarg;
+			break;
+		case 'p':
+			opt.port = atoi(optarg);
+			break;
+		case 'c':
+			opt.conns = atoi(optarg);
+			break;
+		case 'm':
+			opt.msgs = atoi(optarg);
+			break;
+		case 'R':
+			opt.rounds = atoi(optarg);
+			break;
+		case 's':
+			opt.start_ms = atof(optarg);
+			break;
+		case 't':
+			opt.timeout_ms = atoi(optarg);
+			break;
+		case 'd':
+			opt.down = optarg;
+			break;
+		case 'u':
+			opt.up = optarg;
+			break;
+		case 'S':
+			opt.sync_dir = optarg;
+			break;
 		default: return 2;
 		}
 	}
@@ -422,8 +447,11 @@ int main(int argc, char **argv)
 	    opt.conns < 1 || opt.conns > MAX_CONNS || opt.msgs < 1 ||
 	    opt.rounds < 1 || opt.rounds > MAX_ROUNDS ||
 	    (opt.rounds > 1 && (!opt.down || !opt.up || !opt.sync_dir))) {
-		fprintf(stderr, "usage: %s --local IP --remote IP --name N --peer-name N [--port P] [--conns C] [--msgs M] [--rounds R --down CMD --up CMD --sync-dir DIR] [--start-ms T] [--timeout-ms MS]\n",
-			argv[0]);
+		fprintf(stderr,
+			"usage: %s --local IP --remote IP --name N --peer-name N\n"
+			"       [--port P] [--conns C] [--msgs M] [--start-ms T]\n"
+			"       [--timeout-ms MS] [--rounds R --down CMD --up CMD\n"
+			"       --sync-dir DIR]\n", argv[0]);
 		return 2;
 	}
 	if (!opt.start_ms)
