@@ -35,9 +35,13 @@ rds_scenario() {
 	local start kmsg i storm=${PEER_BIN%/*}/rds_storm
 
 	# RDS keeps its connections after the sockets close: start from none
-	if ! modprobe -r rds_rdma rds || ! modprobe rds_rdma; then
+	modprobe -r rds_rdma rds 2>/dev/null
+	if [ -d /sys/module/rds ] || ! modprobe rds_rdma; then
 		echo "rds and rds_rdma could not be loaded afresh" >"$out/rds-$tag.log"
 		echo 1 >"$out/rds-$tag.rc"
+		# keep in step with the other host
+		barrier "rds-$tag" >/dev/null
+		barrier "rds-$tag-done" >/dev/null
 		return 1
 	fi
 	rds_trace_on

@@ -49,6 +49,8 @@
 #define MAX_CONNS	256
 #define MAX_ROUNDS	16
 #define MSG_MAGIC	0x52445353u	/* "RDSS" */
+/* how long one end waits for the other: a round, or a --down command */
+#define SYNC_WAIT_MS	(opt.timeout_ms + 300000)
 
 struct msg {
 	__u32 magic;
@@ -354,7 +356,7 @@ static int run(void)
 		if (r) {
 			/* both take the device away, queue, bring it back */
 			snprintf(what, sizeof(what), "down%d", r);
-			start[r] = sync_point(what, start, opt.timeout_ms, 500);
+			start[r] = sync_point(what, start, SYNC_WAIT_MS, 500);
 			if (!start[r])
 				break;
 			sleep_until(start[r]);
@@ -362,7 +364,7 @@ static int run(void)
 			for (i = 0; i < opt.conns; i++)
 				send_round(i, r);
 			snprintf(what, sizeof(what), "up%d", r);
-			start[r] = sync_point(what, start, opt.timeout_ms, 500);
+			start[r] = sync_point(what, start, SYNC_WAIT_MS, 500);
 			if (!start[r])
 				break;
 			sleep_until(start[r]);
@@ -378,7 +380,7 @@ static int run(void)
 	}
 	/* closing a socket drops what it has not had acknowledged */
 	if (opt.sync_dir)
-		sync_point("done", start, opt.timeout_ms, 0);
+		sync_point("done", start, SYNC_WAIT_MS, 0);
 	for (r = 0; r < opt.rounds; r++)
 		if (!round_received(r))
 			return 1;
