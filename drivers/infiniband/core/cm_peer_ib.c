@@ -739,18 +739,39 @@ out:
 }
 
 /* The peer id's key for a REQ along @param, with @match; under cm.lock. */
+static void cm_peer_wait_key(struct cm_peer_wait *wait,
+			     const struct sa_path_rec *path, const void *match)
+{
+	u8 len = wait->cm_id_priv->peer_node->peer_svc->index.match_len;
+
+	wait->entry.key.local_gid = path->sgid;
+	wait->entry.key.remote_gid = path->dgid;
+	if (len)
+		memcpy(wait->match, match, len);
+	wait->entry.key.match = wait->match;
+}
+
+/* Take an id listed by ib_cm_peer_expect() out, under cm.lock. */
+static void cm_peer_unexpect(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+
+	lockdep_assert_held(&cm.lock);
+	if (!wait->expected)
+		return;
+	wait->expected = false;
+	if (cm_peer_listed(cm_id_priv))
+		cm_peer_del(&cm_id_priv->peer_node->peer_svc->index,
+			    CM_PEER_WAITING, &wait->entry);
+}
+
 static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
 			    const struct ib_cm_req_param *param,
 			    const void *match)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-	u8 len = cm_id_priv->peer_node->peer_svc->index.match_len;
 
-	wait->entry.key.local_gid = param->primary_path->sgid;
-	wait->entry.key.remote_gid = param->primary_path->dgid;
-	if (len)
-		memcpy(wait->match, match, len);
-	wait->entry.key.match = wait->match;
+	cm_peer_wait_key(wait, param->primary_path, match);
 	wait->ident.ca_guid = cm_id_priv->id.device->node_guid;
 	wait->ident.qpn = param->qp_num;
 	wait->ident.comm_id = cm_id_priv->id.local_id;
@@ -780,13 +801,15 @@ static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
 
 	spin_lock_irq(&cm_id_priv->lock);
 	if (cm_id_priv->id.state != IB_CM_IDLE || cm_id_priv->timewait_info ||
-	    cm_peer_listed(cm_id_priv) || cm_id_priv->peer_listen) {
+	    (cm_peer_listed(cm_id_priv) && !cm_id_priv->peer_wait->expected) ||
+	    cm_id_priv->peer_listen) {
 		spin_unlock_irq(&cm_id_priv->lock);
 		kfree(tw);
 		return ERR_PTR(-EINVAL);
 	}
 	svc = cm_id_priv->peer_node->peer_svc;
 	spin_lock(&cm.lock);
+	cm_peer_unexpect(cm_id_priv);
 	cm_peer_set_key(cm_id_priv, param, match);
 	ret = cm_peer_taken(svc, &cm_id_priv->peer_wait->entry.key);
 	held = ret ? NULL : cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
@@ -1263,6 +1286,59 @@ int ib_send_cm_peer_req(struct ib_cm_id *cm_id,
 	return ret;
 }
 EXPORT_SYMBOL(ib_send_cm_peer_req);
+
+/**
+ * ib_cm_peer_expect - Hold the other end's REQ before ours is sent
+ * @cm_id: Connection identifier, idle, bound with ib_cm_peer_bind_mask().
+ * @path: The primary path our REQ will take: its GIDs are in the key.
+ * @match: As for ib_send_cm_peer_req().
+ *
+ * Until ib_send_cm_peer_req() a peer id is not known by its key, and a
+ * peer REQ of that key goes to the service ID's listener, if there is one
+ * (ib_cm_insert_peer_listen()): a ULP that is still setting up its QP
+ * would find a second connection of the pair there.  A ULP that knows the
+ * key early (rdma_cm once the route is resolved) tells it here: such a
+ * REQ is then held for @cm_id, as one that came while our REQ was being
+ * sent, and ib_send_cm_peer_req() claims it.  Holds are bounded as ever:
+ * if we never send, it expires and its sender is rejected.  Calling again
+ * replaces the key; ib_destroy_cm_id() withdraws it.
+ *
+ * Context: Process context or a work item; does not sleep.
+ * Return: 0; -EINVAL when @cm_id is not an idle peer id; -EALREADY or
+ * -EISCONN when the listener took a REQ of the key, as
+ * ib_send_cm_peer_req() would then fail.
+ */
+int ib_cm_peer_expect(struct ib_cm_id *cm_id, const struct sa_path_rec *path,
+		      const void *match)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	struct cm_peer_svc *svc;
+	int ret = -EINVAL;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	if (cm_id->state != IB_CM_IDLE || !wait || cm_id_priv->peer_listen ||
+	    cm_id_priv->timewait_info ||
+	    (cm_peer_listed(cm_id_priv) && !wait->expected))
+		goto out;
+	svc = cm_id_priv->peer_node->peer_svc;
+	spin_lock(&cm.lock);
+	cm_peer_unexpect(cm_id_priv);
+	cm_peer_wait_key(wait, path, match);
+	wait->sent = false;
+	ret = cm_peer_taken(svc, &wait->entry.key);
+	if (!ret) {
+		/* not matchable: cm_peer_find_peer() skips it, REQs are held */
+		cm_peer_add(&svc->index, CM_PEER_WAITING, &wait->entry);
+		wait->expected = true;
+	}
+	spin_unlock(&cm.lock);
+out:
+	spin_unlock_irq(&cm_id_priv->lock);
+	return ret;
+}
+EXPORT_SYMBOL(ib_cm_peer_expect);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
 /*

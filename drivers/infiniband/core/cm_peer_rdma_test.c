@@ -84,7 +84,7 @@ static void peer_rdma_end_release(void *data)
 		rdma_destroy_id(e->id);
 	if (e->uqp)
 		ib_destroy_qp(e->uqp);
-	if (e->listen_id)
+	if (e->listen_id && e->listen_id != e->id)
 		rdma_destroy_id(e->listen_id);
 	if (e->cq)
 		ib_free_cq(e->cq);
@@ -771,10 +771,159 @@ static void peer_rdma_owner(struct kunit *test)
 			rdma_bind_addr(kid, src));
 }
 
+/*
+ * On demand on the wildcard address, as RDS listens: each device's part
+ * of the listener takes the REQs for its addresses.  The port is the
+ * listener owner's: its peer ids share it, another user's ids do not.
+ */
+static void peer_rdma_ondemand_any(struct kunit *test)
+{
+	struct peer_rdma_end *l, *b, *a;
+	struct sockaddr_in any, sin;
+
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 31,
+				 PEER_RDMA_PORT + 30, false);
+	l = peer_rdma_end_alloc(test, "kl",
+				ib_device_get_by_name(peer_dev_name,
+						      RDMA_DRIVER_UNKNOWN));
+	peer_rdma_addr(&any, htonl(INADDR_ANY), PEER_RDMA_PORT + 30);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_reuseaddr(l->id, 1));
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(l->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_bind_addr(l->id,
+						(struct sockaddr *)&any));
+	KUNIT_ASSERT_EQ(test, 0, rdma_listen(l->id, 4));
+	l->listen_id = l->id;
+
+	sin = b->dst;
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			peer_rdma_user_bind(test, 1000, (struct sockaddr *)&sin,
+					    PEER_BEFORE_BIND));
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE,
+			peer_rdma_user_bind(test, 1000, (struct sockaddr *)&sin,
+					    PEER_NONE));
+
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_rdma_expect(l, RDMA_CM_EVENT_CONNECT_REQUEST);
+	KUNIT_EXPECT_STREQ(test, l->peer_name, b->name);
+	peer_rdma_qp(l);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(l, true));
+	peer_rdma_expect_connected(l, b);
+
+	/* the owner's peer id shares the port; the pair has its connection */
+	a = peer_rdma_end_create(test, "ka", PEER_RDMA_PORT + 30,
+				 PEER_RDMA_PORT + 31, true);
+	peer_rdma_prepare(a);
+	KUNIT_EXPECT_EQ(test, -EISCONN, peer_rdma_connect(a, false));
+}
+
+/*
+ * Two connections on one 4-tuple, told apart by the other end's private
+ * data under a mask (rdma_set_peer_match()), while a masked-out byte
+ * differs: each id connects to its own, all four at once.  A third id of
+ * one of them is refused, and so is an id of the port with another mask.
+ */
+static void peer_rdma_match(struct kunit *test)
+{
+	static const u8 mask[] = { 0xff, 0xff, 0x00 };
+	static const u8 other[] = { 0xff, 0x00, 0x00 };
+	struct peer_rdma_end *a[2], *b[2], *c;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		a[i] = peer_rdma_end_create(test, i ? "m1a" : "m0a",
+					    PEER_RDMA_PORT + 32,
+					    PEER_RDMA_PORT + 33, true);
+		b[i] = peer_rdma_end_create(test, i ? "m1b" : "m0b",
+					    PEER_RDMA_PORT + 33,
+					    PEER_RDMA_PORT + 32, true);
+		KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(a[i]->id,
+							     b[i]->name,
+							     mask, 3));
+		KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(b[i]->id,
+							     a[i]->name,
+							     mask, 3));
+		peer_rdma_prepare(a[i]);
+		peer_rdma_prepare(b[i]);
+		KUNIT_EXPECT_EQ(test, -EINVAL,
+				rdma_set_peer_match(a[i]->id, NULL, NULL, 0));
+	}
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a[0], false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a[1], false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b[1], false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b[0], false));
+	peer_rdma_expect_connected(a[0], b[0]);
+	peer_rdma_expect_connected(a[1], b[1]);
+
+	c = peer_rdma_end_create(test, "m0c", PEER_RDMA_PORT + 32,
+				 PEER_RDMA_PORT + 33, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, b[0]->name, mask,
+						     3));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(c->id, (struct sockaddr *)&c->src,
+					  (struct sockaddr *)&c->dst, 2000));
+	peer_rdma_expect(c, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE, rdma_set_peer_to_peer(c->id, true));
+
+	c = peer_rdma_end_create(test, "m2c", PEER_RDMA_PORT + 32,
+				 PEER_RDMA_PORT + 34, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, NULL, other, 3));
+	KUNIT_EXPECT_EQ(test, -EINVAL, rdma_set_peer_to_peer(c->id, true));
+}
+
+/*
+ * A peer id whose route is resolved, still setting up its QP when the
+ * other end's REQ comes: the REQ is held for it (ib_cm_peer_expect()),
+ * not taken by the port's listener, and the id turns passive on it once
+ * it connects.  The option is set before rdma_bind_addr() here, so the
+ * route's resolution lists the id.
+ */
+static void peer_rdma_expect_early(struct kunit *test)
+{
+	struct peer_rdma_end *l, *a, *b;
+	unsigned long passive;
+
+	l = peer_rdma_end_create(test, "kl", PEER_RDMA_PORT + 35, 0, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(l->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_listen(l->id, 4));
+	l->listen_id = l->id;	/* a CONNECT_REQUEST would replace @l->id */
+
+	a = peer_rdma_end_alloc(test, "ka",
+				ib_device_get_by_name(peer_dev_name,
+						      RDMA_DRIVER_UNKNOWN));
+	peer_rdma_addr(&a->src, l->src.sin_addr.s_addr, PEER_RDMA_PORT + 35);
+	peer_rdma_addr(&a->dst, l->src.sin_addr.s_addr, PEER_RDMA_PORT + 36);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_reuseaddr(a->id, 1));
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(a->id, true));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(a->id, (struct sockaddr *)&a->src,
+					  (struct sockaddr *)&a->dst, 2000));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(a->id, 2000));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ROUTE_RESOLVED);
+
+	passive = peer_counter(test, "cm_peer/turned_passive");
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 36,
+				 PEER_RDMA_PORT + 35, false);
+	peer_rdma_prepare(b);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	msleep(300);
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&l->event),
+			       "the listener took the REQ: %d", l->last);
+	peer_rdma_qp(a);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	peer_rdma_expect_connected(a, b);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/turned_passive"),
+			passive);
+}
+
 static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_collision),
 	KUNIT_CASE_SLOW(peer_rdma_late),
 	KUNIT_CASE_SLOW(peer_rdma_ondemand),
+	KUNIT_CASE_SLOW(peer_rdma_ondemand_any),
+	KUNIT_CASE_SLOW(peer_rdma_match),
+	KUNIT_CASE_SLOW(peer_rdma_expect_early),
 	KUNIT_CASE_SLOW(peer_rdma_ece),
 	KUNIT_CASE_SLOW(peer_rdma_iwarp),
 	KUNIT_CASE_SLOW(peer_rdma_owner),

@@ -257,6 +257,7 @@ struct cm_peer_wait {
 	struct cm_id_private *cm_id_priv;
 	struct cm_peer_ident ident;	/* of our REQ */
 	bool sent;			/* our REQ is out: it may collide */
+	bool expected;			/* listed early: ib_cm_peer_expect() */
 	/*
 	 * The window (cm_peer_post_req()): our REQ built but not posted; on
 	 * port->peer_deferred, or off it while we give way to the other

@@ -125,6 +125,53 @@ static unsigned long cma_peer_flow(struct rdma_id_private *id_priv)
 }
 
 /*
+ * ib_cm compares rdma_cm's header whole, then the bytes of
+ * rdma_set_peer_match() under their mask.  A wildcard listener's part on
+ * a device has them in the listener.  Returns the match length; @mask
+ * (IB_CM_REQ_PRIVATE_DATA_SIZE bytes) gets the mask.
+ */
+static u8 cma_peer_ib_mask(struct rdma_id_private *id_priv, u8 *mask)
+{
+	u8 offset = cma_user_data_offset(id_priv);
+
+	if (id_priv->internal_id)
+		id_priv = id_priv->id.context;
+	memset(mask, 0xff, offset);
+	if (id_priv->peer_match_len)
+		memcpy(mask + offset,
+		       id_priv->peer_match + id_priv->peer_match_len,
+		       id_priv->peer_match_len);
+	return offset + id_priv->peer_match_len;
+}
+
+/* The ULP's part of the key our REQ's answer has: rdma_set_peer_match() */
+void cma_peer_match_key(const struct rdma_id_private *id_priv, void *key)
+{
+	if (id_priv->peer_match_len)
+		memcpy(key, id_priv->peer_match, id_priv->peer_match_len);
+}
+
+/*
+ * Would @a and @b of one 4-tuple take the same REQs?  Only ids that both
+ * compare ULP bytes, the same under the same mask, are told apart; ib_cm
+ * refuses a bind with another mask.  Under cma.c's lock.
+ */
+bool cma_peer_same_match(const struct rdma_id_private *a,
+			 const struct rdma_id_private *b)
+{
+	const u8 *mask = a->peer_match + a->peer_match_len;
+	u8 i;
+
+	if (!a->peer_match_len || a->peer_match_len != b->peer_match_len ||
+	    memcmp(mask, b->peer_match + b->peer_match_len, a->peer_match_len))
+		return true;
+	for (i = 0; i < a->peer_match_len; i++)
+		if ((a->peer_match[i] ^ b->peer_match[i]) & mask[i])
+			return false;
+	return true;
+}
+
+/*
  * Bind the service ID of our own port as peer on the device as soon as the
  * device and port are known, so that a peer REQ that arrives before our
  * rdma_connect() is held for it; and once the remote address is known
@@ -133,8 +180,10 @@ static unsigned long cma_peer_flow(struct rdma_id_private *id_priv)
  */
 int cma_peer_bind(struct rdma_id_private *id_priv, bool dst)
 {
+	u8 mask[IB_CM_REQ_PRIVATE_DATA_SIZE];
 	struct ib_cm_id *id;
 	int ret = 0;
+	u8 len;
 
 	if (!id_priv->peer || !id_priv->id.device ||
 	    cma_peer_unsupported(id_priv))
@@ -153,9 +202,10 @@ int cma_peer_bind(struct rdma_id_private *id_priv, bool dst)
 		ret = PTR_ERR(id);
 		goto err;
 	}
-	ret = ib_cm_peer_bind(id, rdma_get_service_id(&id_priv->id,
-						      cma_src_addr(id_priv)),
-			      cma_user_data_offset(id_priv));
+	len = cma_peer_ib_mask(id_priv, mask);
+	ret = ib_cm_peer_bind_mask(id, rdma_get_service_id(&id_priv->id,
+							   cma_src_addr(id_priv)),
+				   len, mask);
 	if (ret) {
 		ib_destroy_cm_id(id);
 		goto err;
@@ -187,18 +237,34 @@ static void cma_peer_unbind(struct rdma_id_private *id_priv)
  */
 int cma_peer_listen(struct rdma_id_private *id_priv)
 {
+	/*
+	 * A wildcard listener's part on a device has no port number:
+	 * cma_listen_on_dev() checked the device, and the listener the rest.
+	 */
+	if (id_priv->internal_id)
+		return 0;
 	if (cma_peer_unsupported(id_priv))
 		return -EOPNOTSUPP;
 	if (cma_peer_af_ib(id_priv))
 		return -EAFNOSUPPORT;
-	if (id_priv->internal_id)
-		return 0;	/* a device's part of a listener, under lock */
 	mutex_lock(&id_priv->handler_mutex);
 	cma_peer_unbind(id_priv);
 	mutex_unlock(&id_priv->handler_mutex);
 	if (!id_priv->reuseaddr)
 		return 0;
 	return cma_peer_listen_port(id_priv);
+}
+
+/* The IB CM listener of a peer listener, or of its part on a device */
+struct ib_cm_id *cma_peer_ib_listen(struct rdma_id_private *id_priv,
+				    ib_cm_handler handler, __be64 svc_id)
+{
+	u8 mask[IB_CM_REQ_PRIVATE_DATA_SIZE];
+	u8 len = cma_peer_ib_mask(id_priv, mask);
+
+	return ib_cm_insert_peer_listen(id_priv->id.device, handler,
+					cma_peer_takes, id_priv, svc_id, len,
+					mask);
 }
 
 /*
@@ -372,6 +438,64 @@ int rdma_peer_report_rtu(struct rdma_cm_id *id)
 EXPORT_SYMBOL(rdma_peer_report_rtu);
 
 /**
+ * rdma_set_peer_match - Tell apart peer connections that share a 4-tuple
+ * @id: Communication identifier, RC, without the peer option yet.
+ * @match: What the other end's private data starts with on this id's
+ *   connection; NULL for zeros, as a listener has no connection.
+ * @mask: The bits of @match that count; NULL for all.
+ * @len: Bytes of @match and @mask; 0 for the 4-tuple alone.
+ *
+ * A peer id takes the peer REQs from the remote address and port it
+ * connects to (rdma_set_peer_to_peer()).  A ULP with several connections
+ * between one pair of addresses and ports (RDS has one per type of
+ * service) tells them apart by private data: a peer REQ then goes to the
+ * id whose @match the REQ's private data has under @mask, and two ids of
+ * one 4-tuple may differ there.  Every id with the option on one local
+ * address and port, and its peer listener, give the same @len and @mask:
+ * a bind or listen with others fails with -EINVAL.  A REQ that no id
+ * expects goes to the listener.
+ *
+ * Context: Process context; may sleep.
+ * Return: 0; -EINVAL for a non-RC id, an id with the option, or @len
+ * beyond the private data a REQ carries; -ENOMEM.
+ */
+int rdma_set_peer_match(struct rdma_cm_id *id, const void *match,
+			const void *mask, u8 len)
+{
+	struct rdma_id_private *id_priv =
+		container_of(id, struct rdma_id_private, id);
+	u8 *key = NULL;
+	int ret = 0;
+
+	if (id->qp_type != IB_QPT_RC ||
+	    len > IB_CM_REQ_PRIVATE_DATA_SIZE - cma_user_data_offset(id_priv))
+		return -EINVAL;
+	if (len) {
+		key = kzalloc(2 * len, GFP_KERNEL);
+		if (!key)
+			return -ENOMEM;
+		if (match)
+			memcpy(key, match, len);
+		if (mask)
+			memcpy(key + len, mask, len);
+		else
+			memset(key + len, 0xff, len);
+	}
+	/* fixed while the option is on: cma.c's lock reads it then */
+	mutex_lock(&id_priv->handler_mutex);
+	if (id_priv->peer) {
+		ret = -EINVAL;
+	} else {
+		swap(id_priv->peer_match, key);
+		id_priv->peer_match_len = len;
+	}
+	mutex_unlock(&id_priv->handler_mutex);
+	kfree(key);
+	return ret;
+}
+EXPORT_SYMBOL(rdma_set_peer_match);
+
+/**
  * rdma_set_peer_to_peer - Connect in the peer-to-peer model
  * @id: Communication identifier, RC, not connected yet.
  * @enable: Peer-to-peer on or off.
@@ -458,6 +582,8 @@ int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 		if (ret) {
 			id_priv->peer = 0;
 			cma_peer_own_port(id_priv, false);
+		} else if (state == RDMA_CM_ROUTE_RESOLVED) {
+			cma_peer_expect(id_priv);
 		}
 		break;
 	case RDMA_CM_LISTEN:
