@@ -75,6 +75,10 @@ abi: modules
 	scripts/abi-check.py $(BUILD)/host-core/Module.symvers \
 		/usr/src/linux-headers-$(KRELEASE)/Module.symvers $(KRELEASE) \
 		$(BUILD)/host-core/*.ko
+	ABI_PREFIX=abi/rds scripts/abi-check.py \
+		$(BUILD)/host-rds/Module.symvers \
+		/usr/src/linux-headers-$(KRELEASE)/Module.symvers $(KRELEASE) \
+		$(BUILD)/host-rds/*.ko
 
 lint: modules
 	scripts/lint.sh

@@ -8,7 +8,9 @@
 #     plus CONFIG_INFINIBAND_CM_PEER=y, `modules_prepare`d with the Debian
 #     release string so vermagic matches, and Debian's Module.symvers
 #     (linux-headers-$KRELEASE) so modversions CRCs are resolved;
-#  2. build/host-core: M= build of a copy of drivers/infiniband/core.
+#  2. build/host-core: M= build of a copy of drivers/infiniband/core;
+#  3. build/host-rds: M= build of a copy of net/rds (rds.ko and rds_rdma.ko;
+#     rds_rdma takes the peer model), against host-core's Module.symvers.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -16,7 +18,7 @@ config_xz=/usr/src/linux-config-6.12/config.$KFLAVOUR.xz
 [ -f "$config_xz" ] || die "missing $config_xz; run scripts/install-deps.sh"
 [ -f "$DEB_HDR/Module.symvers" ] || die "missing $DEB_HDR/Module.symvers"
 
-mkdir -p "$HOST_OUT" "$HOST_MOD"
+mkdir -p "$HOST_OUT" "$HOST_MOD" "$HOST_RDS"
 kmake() { make -s -C "$SRC" O="$HOST_OUT" KERNELRELEASE="$KRELEASE" "$@"; }
 
 # Regenerate the config only when its inputs change, so reruns stay
@@ -62,8 +64,19 @@ log "building drivers/infiniband/core against it (M=)"
 make -s -C "$HOST_OUT" M="$HOST_MOD" KERNELRELEASE="$KRELEASE" \
 	-j"$JOBS" ${EXTRA_MAKEFLAGS:-} modules
 
-echo "modules for $KRELEASE in ${HOST_MOD#"$TOP"/}:"
-for ko in "$HOST_MOD"/*.ko; do
+log "building net/rds against it and host-core's symbols (M=)"
+rsync -a --delete \
+	--exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod' \
+	--exclude='*.mod.c' --exclude='Module.symvers' --exclude='modules.order' \
+	--exclude='.*.d' --exclude='*.a' \
+	"$SRC/net/rds/" "$HOST_RDS/"
+make -s -C "$HOST_OUT" M="$HOST_RDS" KERNELRELEASE="$KRELEASE" \
+	KBUILD_EXTRA_SYMBOLS="$HOST_MOD/Module.symvers" \
+	CONFIG_RDS=m CONFIG_RDS_RDMA=m CONFIG_RDS_TCP=n \
+	-j"$JOBS" ${EXTRA_MAKEFLAGS:-} modules
+
+echo "modules for $KRELEASE in ${HOST_MOD#"$TOP"/} and ${HOST_RDS#"$TOP"/}:"
+for ko in "$HOST_MOD"/*.ko "$HOST_RDS"/*.ko; do
 	printf '  %-14s vermagic: %s\n' "$(basename "$ko")" \
 		"$(modinfo -F vermagic "$ko")"
 done

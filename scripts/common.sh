@@ -10,6 +10,7 @@ SRC=$BUILD/src			# pristine Debian source + our overlay (git)
 UML_OUT=$BUILD/uml		# kunit.py --build_dir (cached)
 HOST_OUT=$BUILD/host		# O= tree for Debian's amd64 config
 HOST_MOD=$BUILD/host-core	# M= copy of drivers/infiniband/core
+HOST_RDS=$BUILD/host-rds	# M= copy of net/rds (rds, rds_rdma)
 DEB_HDR=/usr/src/linux-headers-$KRELEASE
 JOBS=${JOBS:-$(nproc)}
 

@@ -52,7 +52,7 @@ check make_install install_ok
 resolves() {	# resolves <module>
 	local deps bad=0 m
 	deps=$(modprobe -d "$stage" -S "$KRELEASE" --show-depends "$1") || return 1
-	for m in ib_cm rdma_cm rdma_ucm; do
+	for m in ib_cm rdma_cm rdma_ucm rds rds_rdma; do
 		if grep -q "/$m\.ko" <<<"$deps" &&
 		   ! grep -q "updates/cm-peer/$m\.ko" <<<"$deps"; then
 			echo "$1 resolves to the in-tree $m" >&2
@@ -62,7 +62,7 @@ resolves() {	# resolves <module>
 	grep -q 'updates/cm-peer/ib_cm\.ko' <<<"$deps" || bad=1
 	return $bad
 }
-for m in rdma_ucm ib_ipoib ib_srp ib_isert nvme_rdma rpcrdma; do
+for m in rdma_ucm ib_ipoib ib_srp ib_isert nvme_rdma rpcrdma rds_rdma; do
 	check "modprobe_${m}_uses_ours" resolves "$m"
 done
 

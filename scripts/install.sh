@@ -4,7 +4,7 @@
 # `make install` / `make uninstall` (as root).
 #
 #   install.sh install     copy the patched modules built by `make`
-#                          (build/host-core) to
+#                          (build/host-core, build/host-rds) to
 #                          $DESTDIR/lib/modules/$KRELEASE/updates/cm-peer/
 #                          and run depmod, so `modprobe rdma_ucm` loads
 #                          ours instead of the in-tree ones (depmod ranks
@@ -13,13 +13,14 @@
 #                          the in-tree modules, never touched, are used.
 #
 # Only the modules whose sources the series changes are installed; the
-# in-tree ib_core, iw_cm, ib_uverbs and every ULP stay and load next to
-# them (same symbol CRCs, checked by `make abi`).  DESTDIR (default /)
+# in-tree ib_core, iw_cm, ib_uverbs and every other ULP stay and load
+# next to them (same symbol CRCs, checked by `make abi`).  DESTDIR (default /)
 # installs into a staged root, as scripts/install-check.sh does.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 MODULES=(ib_cm rdma_cm rdma_ucm)
+RDS_MODULES=(rds rds_rdma)
 DESTDIR=${DESTDIR:-}
 moddir=$DESTDIR/lib/modules/$KRELEASE
 dest=$moddir/updates/cm-peer
@@ -46,6 +47,11 @@ install)
 	install -d -m 755 "$dest"
 	for m in "${MODULES[@]}"; do
 		install -m 644 "$HOST_MOD/$m.ko" "$dest/$m.ko"
+		echo "installed ${dest#"$DESTDIR"}/$m.ko"
+	done
+	for m in "${RDS_MODULES[@]}"; do
+		[ -f "$HOST_RDS/$m.ko" ] || die "no $m.ko in ${HOST_RDS#"$TOP"/}: run make"
+		install -m 644 "$HOST_RDS/$m.ko" "$dest/$m.ko"
 		echo "installed ${dest#"$DESTDIR"}/$m.ko"
 	done
 	run_depmod

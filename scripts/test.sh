@@ -48,6 +48,9 @@ if stage host-build "$TOP/scripts/build-host.sh"; then
 	stage abi "$TOP/scripts/abi-check.py" "$HOST_MOD/Module.symvers" \
 		"$DEB_HDR/Module.symvers" "$KRELEASE" "$HOST_MOD"/*.ko \
 		>"$RESULTS/checks-abi.tsv"
+	stage abi-rds env ABI_PREFIX=abi/rds "$TOP/scripts/abi-check.py" \
+		"$HOST_RDS/Module.symvers" "$DEB_HDR/Module.symvers" \
+		"$KRELEASE" "$HOST_RDS"/*.ko >>"$RESULTS/checks-abi.tsv"
 	cat "$RESULTS/checks-abi.tsv"
 	stage install "$TOP/scripts/install-check.sh" \
 		>"$RESULTS/checks-install.tsv"

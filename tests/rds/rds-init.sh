@@ -6,8 +6,8 @@
 # link, then for each size in PEER_RDS_CONNS (comma separated) the RDS
 # scenario of tests/rds/rds-scenario.sh with PEER_RDS_ROUNDS rounds (the
 # first both ends sending first, each later one a reconnect of all),
-# PEER_RDS_REPEAT times, as runs <mode>-<size>-<k> (mode: PEER_RDS_MODE,
-# stock: Debian's rds and rds_rdma); power off.
+# PEER_RDS_REPEAT times for each mode of PEER_RDS_MODES in turn, as runs
+# <mode>-<size>-<k> (see rds_scenario); power off.
 . "$(dirname "$0")/../uml-lib.sh"
 . "$(dirname "$0")/../vm/vm-guest.sh"
 . "$(dirname "$0")/../e2e/scenarios.sh"
@@ -23,10 +23,13 @@ PEER_NETDEV=$(vm_netdev) || {
 }
 uml_rxe_up "$PEER_IP" "$PEER_REMOTE"
 barrier up >/dev/null
+modes=${PEER_RDS_MODES:-stock}
 for n in ${PEER_RDS_CONNS//,/ }; do
 	for k in $(seq "${PEER_RDS_REPEAT:-1}"); do
-		rds_scenario "${PEER_RDS_MODE:-stock}-$n-$k" "$n" "${PEER_RDS_MSGS:-8}" \
-			"${PEER_RDS_ROUNDS:-3}"
+		for mode in ${modes//,/ }; do
+			rds_scenario "$mode-$n-$k" "$n" "${PEER_RDS_MSGS:-8}" \
+				"${PEER_RDS_ROUNDS:-3}"
+		done
 	done
 done
 uml_finish "$out"

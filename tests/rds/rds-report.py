@@ -158,6 +158,20 @@ def main():
                        fmt(med(rs, 'qps'), 2),
                        sum(r['lost'] for r in rs),
                        sum(r['dup'] + r['mis'] for r in rs)))
+    ratios = []
+    for (mode, conns), rs in sorted(runs.items()):
+        base = runs.get(('stock', conns))
+        if mode == 'stock' or not base:
+            continue
+        q = []
+        for key, name in (('c99', 'connect p99'), ('r99', 'reconnect p99')):
+            a, b = med(rs, key), med(base, key)
+            q.append('%s %s' % (name, fmt(a / b, 2) if a and b else '-'))
+        ratios.append('- %s / stock, %d connections: %s' % (
+            mode, conns, ', '.join(q)))
+    if ratios:
+        out += ['', 'Ratios of the medians, measured in this run:', '']
+        out += ratios
     out += ['', 'Each run (raced, REJs, drops; connect p99, reconnect p99 '
             'ms):', '']
     for (mode, conns), rs in sorted(runs.items()):

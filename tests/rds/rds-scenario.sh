@@ -6,7 +6,9 @@
 #
 # rds_scenario <tag> <conns> <msgs> <rounds>: tests/rds/rds_storm
 # with <conns> connections (TOS 0..conns-1, ports 18700..; rds and
-# rds_rdma loaded afresh, so none exists), both hosts sending first at
+# rds_rdma loaded afresh, so none exists: by the tag's first word, stock:
+# Debian's on both hosts, peer: the series' on both, mixed: the series'
+# on a and Debian's on b), both hosts sending first at
 # one start time; in each round after the first, both
 # take rxe0 away at once ("rdma link delete": RDS drops every connection
 # of the device), queue the round's messages, and add it again at once:
@@ -30,14 +32,35 @@ rds_trace_on() {
 	echo 1 >"$rds_trace/tracing_on"
 }
 
-rds_scenario() {
-	local tag=$1 conns=$2 msgs=$3 rounds=$4
-	local start kmsg i storm=${PEER_BIN%/*}/rds_storm
+# rds_load <stock|peer>: rds and rds_rdma afresh, Debian's (kernel/) or
+# the series' (updates/cm-peer, as `make install` puts them)
+rds_load() {
+	local dir=/lib/modules/$(uname -r) m
 
 	# RDS keeps its connections after the sockets close: start from none
 	modprobe -r rds_rdma rds 2>/dev/null
-	if [ -d /sys/module/rds ] || ! modprobe rds_rdma; then
-		echo "rds and rds_rdma could not be loaded afresh" >"$out/rds-$tag.log"
+	[ -d /sys/module/rds ] && return 1
+	if [ "$1" = peer ]; then
+		for m in rds rds_rdma; do
+			case "$(modinfo -n "$m")" in
+			"$dir/updates/cm-peer/$m.ko") ;;
+			*) echo "$m is not the series' here" >&2; return 1 ;;
+			esac
+		done
+		modprobe rds_rdma
+	else
+		insmod "$dir/kernel/net/rds/rds.ko.xz" &&
+			insmod "$dir/kernel/net/rds/rds_rdma.ko.xz"
+	fi
+}
+
+rds_scenario() {
+	local tag=$1 conns=$2 msgs=$3 rounds=$4
+	local start kmsg i storm=${PEER_BIN%/*}/rds_storm kind=${1%%-*}
+
+	[ "$kind" = mixed ] && { [ "$me" = a ] && kind=peer || kind=stock; }
+	if ! rds_load "$kind" 2>"$out/rds-$tag.load"; then
+		echo "rds and rds_rdma ($kind) could not be loaded afresh" >"$out/rds-$tag.log"
 		echo 1 >"$out/rds-$tag.rc"
 		# keep in step with the other host
 		barrier "rds-$tag" >/dev/null

@@ -740,12 +740,13 @@ out:
 
 /* The peer id's key for a REQ along @param, with @match; under cm.lock. */
 static void cm_peer_wait_key(struct cm_peer_wait *wait,
-			     const struct sa_path_rec *path, const void *match)
+			     const union ib_gid *local_gid,
+			     const union ib_gid *remote_gid, const void *match)
 {
 	u8 len = wait->cm_id_priv->peer_node->peer_svc->index.match_len;
 
-	wait->entry.key.local_gid = path->sgid;
-	wait->entry.key.remote_gid = path->dgid;
+	wait->entry.key.local_gid = *local_gid;
+	wait->entry.key.remote_gid = *remote_gid;
 	if (len)
 		memcpy(wait->match, match, len);
 	wait->entry.key.match = wait->match;
@@ -771,7 +772,8 @@ static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
 
-	cm_peer_wait_key(wait, param->primary_path, match);
+	cm_peer_wait_key(wait, &param->primary_path->sgid,
+			 &param->primary_path->dgid, match);
 	wait->ident.ca_guid = cm_id_priv->id.device->node_guid;
 	wait->ident.qpn = param->qp_num;
 	wait->ident.comm_id = cm_id_priv->id.local_id;
@@ -1290,14 +1292,15 @@ EXPORT_SYMBOL(ib_send_cm_peer_req);
 /**
  * ib_cm_peer_expect - Hold the other end's REQ before ours is sent
  * @cm_id: Connection identifier, idle, bound with ib_cm_peer_bind_mask().
- * @path: The primary path our REQ will take: its GIDs are in the key.
+ * @local_gid: The source GID of the primary path our REQ will take.
+ * @remote_gid: Its destination GID.
  * @match: As for ib_send_cm_peer_req().
  *
  * Until ib_send_cm_peer_req() a peer id is not known by its key, and a
  * peer REQ of that key goes to the service ID's listener, if there is one
  * (ib_cm_insert_peer_listen()): a ULP that is still setting up its QP
  * would find a second connection of the pair there.  A ULP that knows the
- * key early (rdma_cm once the route is resolved) tells it here: such a
+ * key early (rdma_cm once the address is resolved) tells it here: such a
  * REQ is then held for @cm_id, as one that came while our REQ was being
  * sent, and ib_send_cm_peer_req() claims it.  Holds are bounded as ever:
  * if we never send, it expires and its sender is rejected.  Calling again
@@ -1308,8 +1311,8 @@ EXPORT_SYMBOL(ib_send_cm_peer_req);
  * -EISCONN when the listener took a REQ of the key, as
  * ib_send_cm_peer_req() would then fail.
  */
-int ib_cm_peer_expect(struct ib_cm_id *cm_id, const struct sa_path_rec *path,
-		      const void *match)
+int ib_cm_peer_expect(struct ib_cm_id *cm_id, const union ib_gid *local_gid,
+		      const union ib_gid *remote_gid, const void *match)
 {
 	struct cm_id_private *cm_id_priv =
 		container_of(cm_id, struct cm_id_private, id);
@@ -1325,7 +1328,7 @@ int ib_cm_peer_expect(struct ib_cm_id *cm_id, const struct sa_path_rec *path,
 	svc = cm_id_priv->peer_node->peer_svc;
 	spin_lock(&cm.lock);
 	cm_peer_unexpect(cm_id_priv);
-	cm_peer_wait_key(wait, path, match);
+	cm_peer_wait_key(wait, local_gid, remote_gid, match);
 	wait->sent = false;
 	ret = cm_peer_taken(svc, &wait->entry.key);
 	if (!ret) {

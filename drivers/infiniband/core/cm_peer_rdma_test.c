@@ -872,11 +872,11 @@ static void peer_rdma_match(struct kunit *test)
 }
 
 /*
- * A peer id whose route is resolved, still setting up its QP when the
- * other end's REQ comes: the REQ is held for it (ib_cm_peer_expect()),
- * not taken by the port's listener, and the id turns passive on it once
- * it connects.  The option is set before rdma_bind_addr() here, so the
- * route's resolution lists the id.
+ * A peer id whose address is resolved, still resolving its route and
+ * setting up its QP when the other end's REQ comes: the REQ is held for
+ * it (ib_cm_peer_expect()), not taken by the port's listener, and the id
+ * turns passive on it once it connects.  The option is set before the
+ * bind here, so the address's resolution lists the id.
  */
 static void peer_rdma_expect_early(struct kunit *test)
 {
@@ -899,8 +899,6 @@ static void peer_rdma_expect_early(struct kunit *test)
 			rdma_resolve_addr(a->id, (struct sockaddr *)&a->src,
 					  (struct sockaddr *)&a->dst, 2000));
 	peer_rdma_expect(a, RDMA_CM_EVENT_ADDR_RESOLVED);
-	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(a->id, 2000));
-	peer_rdma_expect(a, RDMA_CM_EVENT_ROUTE_RESOLVED);
 
 	passive = peer_counter(test, "cm_peer/turned_passive");
 	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 36,
@@ -910,6 +908,8 @@ static void peer_rdma_expect_early(struct kunit *test)
 	msleep(300);
 	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&l->event),
 			       "the listener took the REQ: %d", l->last);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(a->id, 2000));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	peer_rdma_qp(a);
 	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
 	peer_rdma_expect_connected(a, b);

@@ -582,7 +582,7 @@ int rdma_set_peer_to_peer(struct rdma_cm_id *id, bool enable)
 		if (ret) {
 			id_priv->peer = 0;
 			cma_peer_own_port(id_priv, false);
-		} else if (state == RDMA_CM_ROUTE_RESOLVED) {
+		} else if (dst) {
 			cma_peer_expect(id_priv);
 		}
 		break;
