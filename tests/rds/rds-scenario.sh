@@ -19,6 +19,7 @@
 #   rej        REJs this CM sent (ib_cma:icm_send_rej trace events)
 #   qp_create  QPs rdma_cm created (rdma_cma:cm_qp_create)
 #   dropping   "rejected, dropping connection" lines of RDS in the log
+#   mem_before, mem_after  MemAvailable (kB) at the start and the end
 rds_trace=/sys/kernel/debug/tracing
 
 rds_trace_on() {
@@ -56,7 +57,7 @@ rds_load() {
 
 rds_scenario() {
 	local tag=$1 conns=$2 msgs=$3 rounds=$4
-	local start kmsg i storm=${PEER_BIN%/*}/rds_storm kind=${1%%-*}
+	local start kmsg i storm=${PEER_BIN%/*}/rds_storm kind=${1%%-*} mem
 
 	[ "$kind" = mixed ] && { [ "$me" = a ] && kind=peer || kind=stock; }
 	if ! rds_load "$kind" 2>"$out/rds-$tag.load"; then
@@ -68,6 +69,7 @@ rds_scenario() {
 		return 1
 	fi
 	rds_trace_on
+	mem=$(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)
 	# the kernel log as it comes (its ring may wrap during a run)
 	dmesg -C
 	dmesg -w >"/run/kmsg-$tag" 2>&1 &
@@ -95,6 +97,8 @@ rds_scenario() {
 		echo "rej $(grep -c 'icm_send_rej:' "$rds_trace/trace")"
 		echo "qp_create $(grep -c 'cm_qp_create:' "$rds_trace/trace")"
 		echo "dropping $(grep -c "rejected, dropping connection" "/run/kmsg-$tag")"
+		echo "mem_before $mem"
+		echo "mem_after $(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
 	} >"$out/rds-$tag.events"
 	barrier "rds-$tag-done" >/dev/null
 }

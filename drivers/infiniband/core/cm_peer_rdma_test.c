@@ -38,6 +38,7 @@ struct peer_rdma_end {
 	u32 qpn_got;			/* qp_num with ESTABLISHED */
 	u8 data_len;			/* private_data_len, last event */
 	struct ib_qp *uqp;		/* a QP not on @id, as user space has */
+	u8 rd_atom;			/* RDMA reads each way, 0: 1 */
 };
 
 static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -239,8 +240,8 @@ static int peer_rdma_connect(struct peer_rdma_end *e, bool accept)
 	struct rdma_conn_param cp = {
 		.private_data = e->name,
 		.private_data_len = PEER_NAME_LEN,
-		.responder_resources = 1,
-		.initiator_depth = 1,
+		.responder_resources = e->rd_atom ?: 1,
+		.initiator_depth = e->rd_atom ?: 1,
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 		.qp_num = e->uqp ? e->uqp->qp_num : 0,
@@ -837,11 +838,12 @@ static void peer_rdma_match(struct kunit *test)
 		b[i] = peer_rdma_end_create(test, i ? "m1b" : "m0b",
 					    PEER_RDMA_PORT + 33,
 					    PEER_RDMA_PORT + 32, true);
+		/* the masked-out third byte differs from what comes */
 		KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(a[i]->id,
-							     b[i]->name,
+							     i ? "m1x" : "m0x",
 							     mask, 3));
 		KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(b[i]->id,
-							     a[i]->name,
+							     i ? "m1y" : "m0y",
 							     mask, 3));
 		peer_rdma_prepare(a[i]);
 		peer_rdma_prepare(b[i]);
@@ -857,8 +859,7 @@ static void peer_rdma_match(struct kunit *test)
 
 	c = peer_rdma_end_create(test, "m0c", PEER_RDMA_PORT + 32,
 				 PEER_RDMA_PORT + 33, true);
-	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, b[0]->name, mask,
-						     3));
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, "m0z", mask, 3));
 	KUNIT_ASSERT_EQ(test, 0,
 			rdma_resolve_addr(c->id, (struct sockaddr *)&c->src,
 					  (struct sockaddr *)&c->dst, 2000));
@@ -917,6 +918,42 @@ static void peer_rdma_expect_early(struct kunit *test)
 			passive);
 }
 
+/*
+ * The passive end's REP offers no more RDMA reads than the REQ it answers
+ * offers, as a listener's ULP does: with one end asking for 4 each way
+ * and the other for 1, both QPs get 1, whichever end turned passive (the
+ * end asking for 4 is a, then b).
+ */
+static void peer_rdma_rd_atomic(struct kunit *test)
+{
+	struct ib_qp_init_attr init;
+	struct peer_rdma_end *e[2];
+	struct ib_qp_attr attr;
+	int r, i;
+
+	for (r = 0; r < 2; r++) {
+		u16 port = PEER_RDMA_PORT + 40 + 2 * r;
+
+		e[0] = peer_rdma_end_create(test, "ra", port, port + 1, false);
+		e[1] = peer_rdma_end_create(test, "rb", port + 1, port, false);
+		e[r]->rd_atom = 4;
+		peer_rdma_prepare(e[0]);
+		peer_rdma_prepare(e[1]);
+		KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(e[0], false));
+		KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(e[1], false));
+		peer_rdma_expect_connected(e[0], e[1]);
+		for (i = 0; i < 2; i++) {
+			KUNIT_ASSERT_EQ(test, 0,
+					ib_query_qp(e[i]->id->qp, &attr,
+						    IB_QP_MAX_QP_RD_ATOMIC |
+						    IB_QP_MAX_DEST_RD_ATOMIC,
+						    &init));
+			KUNIT_EXPECT_EQ(test, 1, attr.max_rd_atomic);
+			KUNIT_EXPECT_EQ(test, 1, attr.max_dest_rd_atomic);
+		}
+	}
+}
+
 static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_collision),
 	KUNIT_CASE_SLOW(peer_rdma_late),
@@ -924,6 +961,7 @@ static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_ondemand_any),
 	KUNIT_CASE_SLOW(peer_rdma_match),
 	KUNIT_CASE_SLOW(peer_rdma_expect_early),
+	KUNIT_CASE_SLOW(peer_rdma_rd_atomic),
 	KUNIT_CASE_SLOW(peer_rdma_ece),
 	KUNIT_CASE_SLOW(peer_rdma_iwarp),
 	KUNIT_CASE_SLOW(peer_rdma_owner),

@@ -65,6 +65,13 @@ int cma_peer_passive(struct rdma_id_private *id_priv,
 	if (memcmp(&id_priv->ece, &ib_event->param.req_rcvd.ece,
 		   sizeof(id_priv->ece)))
 		memset(&id_priv->ece, 0, sizeof(id_priv->ece));
+	/* nor more RDMA reads than the REQ offers, as a listener's ULP */
+	id_priv->peer_param.responder_resources =
+		min(id_priv->peer_param.responder_resources,
+		    event->param.conn.responder_resources);
+	id_priv->peer_param.initiator_depth =
+		min(id_priv->peer_param.initiator_depth,
+		    event->param.conn.initiator_depth);
 	ret = cma_accept_ib(id_priv, &id_priv->peer_param);
 	if (!ret)
 		return -EINPROGRESS;
