@@ -175,6 +175,30 @@ void cm_peer_del(struct cm_peer_index *idx, enum cm_peer_tree tree,
 	RB_CLEAR_NODE(&entry->node);
 }
 
+/* The first entry of @root whose key compares equal to @key under @cmp */
+static struct cm_peer_entry *cm_peer_lowest(const struct rb_root *root,
+					    const struct cm_peer_index *cmp,
+					    const struct cm_peer_key *key)
+{
+	struct rb_node *node = root->rb_node;
+	struct cm_peer_entry *found = NULL;
+
+	while (node) {
+		struct cm_peer_entry *cur =
+			rb_entry(node, struct cm_peer_entry, node);
+		int res = cm_peer_key_cmp(cmp, key, &cur->key);
+
+		if (res <= 0) {
+			if (!res)
+				found = cur;
+			node = node->rb_left;
+		} else {
+			node = node->rb_right;
+		}
+	}
+	return found;
+}
+
 /**
  * cm_peer_first() - the oldest entry with a key
  * @idx: the index
@@ -187,23 +211,7 @@ struct cm_peer_entry *cm_peer_first(const struct cm_peer_index *idx,
 				    enum cm_peer_tree tree,
 				    const struct cm_peer_key *key)
 {
-	struct rb_node *node = idx->root[tree].rb_node;
-	struct cm_peer_entry *found = NULL;
-
-	while (node) {
-		struct cm_peer_entry *cur =
-			rb_entry(node, struct cm_peer_entry, node);
-		int cmp = cm_peer_key_cmp(idx, key, &cur->key);
-
-		if (cmp <= 0) {
-			if (!cmp)
-				found = cur;
-			node = node->rb_left;
-		} else {
-			node = node->rb_right;
-		}
-	}
-	return found;
+	return cm_peer_lowest(&idx->root[tree], idx, key);
 }
 
 /**
@@ -378,6 +386,44 @@ struct cm_peer_held *cm_peer_claim(struct cm_peer_queue *q,
 	     cur = cm_peer_next(idx, cur)) {
 		held = container_of(cur, struct cm_peer_held, entry);
 		if (time_before(jiffies, held->expires)) {
+			cm_peer_unhold(q, held);
+			return held;
+		}
+	}
+	return NULL;
+}
+
+/* Orders keys by their GIDs alone, coarser than any index's order */
+static const struct cm_peer_index cm_peer_by_gids;
+
+/**
+ * cm_peer_claim_from() - take out a REQ held for a key in another index
+ * @q: the device's queue
+ * @from: the index the REQ is held in: of the same service ID, comparing
+ *	other match bytes than @idx
+ * @idx: the index of the local peer's service ID
+ * @key: the local peer's key
+ *
+ * As cm_peer_claim(), with the entries of @from compared as @idx would
+ * compare them: @from is searched by the GIDs, then scanned.  A held
+ * REQ's key points into its whole private data, so any match_len does.
+ *
+ * Return: as cm_peer_claim().
+ */
+struct cm_peer_held *cm_peer_claim_from(struct cm_peer_queue *q,
+					struct cm_peer_index *from,
+					const struct cm_peer_index *idx,
+					const struct cm_peer_key *key)
+{
+	struct cm_peer_entry *cur;
+	struct cm_peer_held *held;
+
+	for (cur = cm_peer_lowest(&from->root[CM_PEER_HELD], &cm_peer_by_gids,
+				  key);
+	     cur; cur = cm_peer_next(&cm_peer_by_gids, cur)) {
+		held = container_of(cur, struct cm_peer_held, entry);
+		if (!cm_peer_key_cmp(idx, key, &cur->key) &&
+		    time_before(jiffies, held->expires)) {
 			cm_peer_unhold(q, held);
 			return held;
 		}

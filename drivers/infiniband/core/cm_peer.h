@@ -240,6 +240,10 @@ void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held);
 struct cm_peer_held *cm_peer_claim(struct cm_peer_queue *q,
 				   struct cm_peer_index *idx,
 				   const struct cm_peer_key *key);
+struct cm_peer_held *cm_peer_claim_from(struct cm_peer_queue *q,
+					struct cm_peer_index *from,
+					const struct cm_peer_index *idx,
+					const struct cm_peer_key *key);
 struct cm_peer_held *
 cm_peer_withdraw(struct cm_peer_queue *q, __be32 remote_comm_id,
 		 bool (*match)(const struct cm_peer_held *held,

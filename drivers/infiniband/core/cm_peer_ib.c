@@ -72,12 +72,37 @@ static bool cm_peer_same_match(const struct cm_peer_svc *svc, u8 match_len,
 	return !mask || !memcmp(svc->match_mask, mask, match_len);
 }
 
-/* The node of @service_id on @cm_dev: shared, or a new one. */
+/*
+ * Put @node in the ring of @head's service ID, which goes from the node in
+ * the tree down by match length: a REQ is offered first to the ids that
+ * compare most of it.  Under cm.lock.
+ */
+static void cm_peer_add_sibling(struct cm_id_private *node,
+				struct cm_id_private *head, struct rb_root *tree)
+{
+	u8 len = node->peer_svc->index.match_len;
+	struct cm_id_private *sib;
+
+	for (sib = head; sib; sib = cm_peer_next_sibling(sib, head))
+		if (sib->peer_svc->index.match_len < len)
+			break;
+	list_add_tail(&node->peer_svc->siblings,
+		      &(sib ?: head)->peer_svc->siblings);
+	if (sib == head) {
+		rb_replace_node(&head->service_node, &node->service_node, tree);
+		RB_CLEAR_NODE(&head->service_node);
+	}
+}
+
+/*
+ * The node of @service_id on @cm_dev that compares @match_len bytes under
+ * @mask: shared, or a new one, a sibling of the others of @service_id.
+ */
 static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 					      __be64 service_id, u8 match_len,
 					      const u8 *mask)
 {
-	struct cm_id_private *node, *cur = NULL;
+	struct cm_id_private *node, *head, *cur = NULL;
 	struct rb_node *rb;
 
 	node = cm_alloc_id_priv(cm_dev->ib_device, cm_peer_node_handler, NULL);
@@ -96,6 +121,8 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 				   node->peer_svc->match_mask);
 	}
 	INIT_LIST_HEAD(&node->peer_svc->listeners);
+	INIT_LIST_HEAD(&node->peer_svc->siblings);
+	node->peer_svc->node = node;
 	kref_get(&cm_dev->kref);
 	node->peer_svc->cm_dev = cm_dev;
 	atomic_inc(&cm_dev->peer_nodes);
@@ -104,21 +131,23 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 	spin_lock_irq(&cm.lock);
 	rb = rb_find_add(&node->service_node, &cm_dev->peer_node_tree,
 			 cm_peer_node_cmp_rb);
-	if (rb) {
-		cur = rb_entry(rb, struct cm_id_private, service_node);
-		if (cm_peer_same_match(cur->peer_svc, match_len, mask)) {
+	head = rb ? rb_entry(rb, struct cm_id_private, service_node) : NULL;
+	if (head) {
+		for (cur = head; cur; cur = cm_peer_next_sibling(cur, head))
+			if (cm_peer_same_match(cur->peer_svc, match_len, mask))
+				break;
+		if (cur) {
 			refcount_inc(&cur->refcount);
 			cur->listen_sharecount++;
 		} else {
-			cur = ERR_PTR(-EINVAL);
+			cm_peer_add_sibling(node, head, &cm_dev->peer_node_tree);
 		}
-	} else {
-		node->listen_sharecount = 1;
 	}
+	if (!cur)
+		node->listen_sharecount = 1;
 	spin_unlock_irq(&cm.lock);
-	if (!rb)
+	if (!cur)
 		return node;
-	RB_CLEAR_NODE(&node->service_node);
 	ib_destroy_cm_id(&node->id);
 	return cur;
 }
@@ -130,14 +159,23 @@ static struct cm_id_private *cm_peer_node_get(struct cm_device *cm_dev,
 static void cm_peer_node_put(struct cm_id_private *node)
 {
 	struct cm_device *cm_dev = node->peer_svc->cm_dev;
+	struct cm_id_private *next;
 	bool last;
 
 	spin_lock_irq(&cm.lock);
 	last = !--node->listen_sharecount;
-	if (last) {
-		rb_erase(&node->service_node, &cm_dev->peer_node_tree);
+	if (last && !RB_EMPTY_NODE(&node->service_node)) {
+		next = cm_peer_next_sibling(node, node);
+		if (next)
+			rb_replace_node(&node->service_node,
+					&next->service_node,
+					&cm_dev->peer_node_tree);
+		else
+			rb_erase(&node->service_node, &cm_dev->peer_node_tree);
 		RB_CLEAR_NODE(&node->service_node);
 	}
+	if (last)
+		list_del_init(&node->peer_svc->siblings);
 	spin_unlock_irq(&cm.lock);
 	if (last)
 		ib_destroy_cm_id(&node->id);
@@ -273,15 +311,13 @@ void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req)
  * we take the passive role.  On one device our own REQ may come back.  An
  * id whose REQ the arbiter cannot order against @req comes with -ENOTUNIQ.
  */
-static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *node,
-					       const struct cm_peer_req *req,
-					       int *role)
+static struct cm_id_private *cm_peer_find_in(struct cm_peer_index *idx,
+					     const struct cm_peer_req *req,
+					     int *role)
 {
-	struct cm_peer_index *idx = &node->peer_svc->index;
 	struct cm_peer_entry *entry;
 	struct cm_peer_wait *wait;
 
-	lockdep_assert_held(&cm.lock);
 	for (entry = cm_peer_first(idx, CM_PEER_WAITING, &req->key); entry;
 	     entry = cm_peer_next(idx, entry)) {
 		wait = container_of(entry, struct cm_peer_wait, entry);
@@ -302,6 +338,43 @@ static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *node,
 			return wait->cm_id_priv;
 	}
 	return NULL;
+}
+
+/* As cm_peer_find_in(), in the index of each node of the service ID */
+static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *node,
+					       const struct cm_peer_req *req,
+					       int *role)
+{
+	struct cm_id_private *sib, *found = NULL;
+
+	lockdep_assert_held(&cm.lock);
+	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node)) {
+		found = cm_peer_find_in(&sib->peer_svc->index, req, role);
+		if (found)
+			break;
+	}
+	return found;
+}
+
+/*
+ * The oldest claimable REQ held for our key: in our node's index, or in
+ * another node's of the service ID, where the REQs that came when none
+ * waited for them are held (cm_peer_match_req()).  Under cm.lock.
+ */
+static struct cm_peer_held *cm_peer_claim_any(struct cm_id_private *cm_id_priv)
+{
+	struct cm_id_private *node = cm_id_priv->peer_node, *sib;
+	const struct cm_peer_key *key = &cm_id_priv->peer_wait->entry.key;
+	struct cm_peer_svc *svc = node->peer_svc;
+	struct cm_peer_held *held;
+
+	held = cm_peer_claim(&svc->cm_dev->peer_held, &svc->index, key);
+	for (sib = cm_peer_next_sibling(node, node); sib && !held;
+	     sib = cm_peer_next_sibling(sib, node))
+		held = cm_peer_claim_from(&svc->cm_dev->peer_held,
+					  &sib->peer_svc->index, &svc->index,
+					  key);
+	return held;
 }
 
 /* A local peer took @held out: its REQ's work is the caller's. */
@@ -558,7 +631,7 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 		cm_id_priv = cm_peer_find_peer(node, req, role);
 	if (cm_id_priv || !held)
 		goto out;
-	if (RB_EMPTY_NODE(&node->service_node)) {
+	if (!node->listen_sharecount) {
 		*ret = -ENOENT;
 	} else if (cm_peer_rej_first(cm_dev, work, req->comm_id, &dead)) {
 		*ret = -ECONNRESET;
@@ -814,8 +887,7 @@ static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
 	cm_peer_unexpect(cm_id_priv);
 	cm_peer_set_key(cm_id_priv, param, match);
 	ret = cm_peer_taken(svc, &cm_id_priv->peer_wait->entry.key);
-	held = ret ? NULL : cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
-					  &cm_id_priv->peer_wait->entry.key);
+	held = ret ? NULL : cm_peer_claim_any(cm_id_priv);
 	if (ret) {
 		work = ERR_PTR(ret);
 	} else if (!held) {
@@ -955,20 +1027,21 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
  * @service_id: This end's service ID: the one the other end's peer REQ is
  *   sent to, in network byte order.
  * @match_len: How many bytes of an inbound REQ's private data identify the
- *   connection, besides the two port GIDs; 0 to 92.  The same for every
- *   peer of @service_id on the device.
+ *   connection, besides the two port GIDs; 0 to 92.
  * @mask: NULL, or @match_len bytes: only the bits set in them identify the
  *   connection, for a ULP whose private data holds fields the two ends
  *   may fill differently (a protocol version) before those that tell its
- *   connections apart.  The same for every peer of @service_id; all bits
- *   set is the same as NULL.
+ *   connections apart.  All bits set is the same as NULL.
  *
  * A peer REQ (one sent by ib_send_cm_peer_req()) for @service_id on the
  * cm_id's device is then matched with the peer ids bound to it by
  * ib_send_cm_peer_req()'s key; a client/server REQ goes to a listener of
  * @service_id, which may live beside the bind, or is rejected.  Several
- * ids may bind the same service ID; their keys tell them apart.  A peer
- * REQ that no peer id waits for is held until
+ * ids may bind the same service ID; their keys tell them apart.  Peers of
+ * one service ID may compare other match bytes (two users of one port in
+ * two namespaces, one a ULP with a mask): a REQ goes to the first id or
+ * listener that takes it by its own key.  A peer REQ that no peer id waits
+ * for is held until
  * ib_send_cm_peer_req() claims it or its sender would have given up (its
  * response timeout and retries; 20 s at most, CM_PEER_MAX_AGE_MS),
  * answered with an MRA when resent (at once if never); with
@@ -978,10 +1051,9 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
  *
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL when the cm_id is not idle or is bound otherwise, when
- * @service_id is in the range the CM assigns, when @match_len is too long
- * or differs from the other peers' of @service_id, as does @mask; -EOPNOTSUPP
- * when the device has no IB CM port or peer-to-peer support is not built;
- * -ENOMEM.
+ * @service_id is in the range the CM assigns, or when @match_len is too
+ * long; -EOPNOTSUPP when the device has no IB CM port or peer-to-peer
+ * support is not built; -ENOMEM.
  */
 int ib_cm_peer_bind_mask(struct ib_cm_id *cm_id, __be64 service_id,
 			 u8 match_len, const u8 *mask)
@@ -1200,7 +1272,6 @@ static void cm_peer_resend_now(struct cm_id_private *cm_id_priv)
  */
 static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
 {
-	struct cm_peer_svc *svc = cm_id_priv->peer_node->peer_svc;
 	struct cm_peer_held *held = NULL;
 
 	spin_lock_irq(&cm_id_priv->lock);
@@ -1210,8 +1281,7 @@ static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
 	     cm_id_priv->id.state == IB_CM_MRA_REQ_RCVD)) {
 		if (!cm_id_priv->peer_wait->deferred)
 			cm_peer_keep_req(cm_id_priv);
-		held = cm_peer_claim(&svc->cm_dev->peer_held, &svc->index,
-				     &cm_id_priv->peer_wait->entry.key);
+		held = cm_peer_claim_any(cm_id_priv);
 	} else {
 		cm_peer_unlist(cm_id_priv);
 	}

@@ -182,8 +182,10 @@ static void peer_ib_shared_sid(struct kunit *test)
  * Match bytes under a mask: at each end two peers share a service ID (one
  * port pair), told apart by the second byte of their name; the first
  * differs between the two ends of a pair, as a protocol version may, and
- * is masked out.  Binds and listeners of one service ID must agree on the
- * mask.
+ * is masked out.  A third pair binds the same service IDs with no mask
+ * (another user of the port, as rdma_cm's ids of one port in two
+ * namespaces): a node of its own, beside the masked one, and each REQ
+ * reaches the id whose key takes it.
  */
 static void peer_ib_match_mask(struct kunit *test)
 {
@@ -193,7 +195,8 @@ static void peer_ib_match_mask(struct kunit *test)
 	static const char * const names[] = { "x0", "y1", "p0", "q1" };
 	u8 other_mask[sizeof(mask)];
 	u64 port = PEER_SID + 0x300;
-	struct peer_end *e[4], *f;
+	struct peer_end *e[4], *g[2];
+	unsigned long claimed, held;
 	struct ib_cm_id *listen;
 	int j;
 
@@ -204,38 +207,62 @@ static void peer_ib_match_mask(struct kunit *test)
 		e[j]->match[PEER_ID_LEN] = 'v';	/* any version */
 		e[j]->match[PEER_ID_LEN + 1] = names[j][1];
 	}
-	f = peer_end_create(test, "f");
-	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(f->cm_id, cpu_to_be64(port),
-					sizeof(mask)));
+	for (j = 0; j < 2; j++) {
+		g[j] = peer_end_create(test, j ? "h" : "g");
+		peer_identity_mask(test, g[j], port + j, port + 1 - j,
+				   g[j]->name, sizeof(mask), NULL);
+		g[j]->match[PEER_ID_LEN] = j ? 'g' : 'h';
+		g[j]->match[PEER_ID_LEN + 1] = 0;
+	}
 	memcpy(other_mask, mask, sizeof(mask));
 	other_mask[PEER_ID_LEN] = 0xff;
-	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind_mask(f->cm_id, cpu_to_be64(port),
-					     sizeof(mask), other_mask));
-	listen = ib_cm_insert_peer_listen(f->dev, peer_cm_handler, NULL, NULL,
-					  cpu_to_be64(port), sizeof(mask),
+	listen = ib_cm_insert_peer_listen(g[0]->dev, peer_cm_handler, NULL,
+					  NULL, cpu_to_be64(port), sizeof(mask),
 					  other_mask);
-	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(listen));
+	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
+	ib_destroy_cm_id(listen);
 	/* the same mask, another copy: the listener shares the node */
 	other_mask[PEER_ID_LEN] = 0;
-	listen = ib_cm_insert_peer_listen(f->dev, peer_cm_handler, NULL, NULL,
-					  cpu_to_be64(port), sizeof(mask),
+	listen = ib_cm_insert_peer_listen(g[0]->dev, peer_cm_handler, NULL,
+					  NULL, cpu_to_be64(port), sizeof(mask),
 					  other_mask);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
 	ib_destroy_cm_id(listen);
 	/* one end's first, the other's in the other order: holds, collisions */
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[0], port + 1));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(g[1], port));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[3], port));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[2], port));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(g[0], port + 1));
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(e[1], port + 1));
 	for (j = 0; j < 4; j++)
 		peer_end_wait(e[j]);
+	peer_end_wait(g[0]);
+	peer_end_wait(g[1]);
 	for (j = 0; j < 2; j++) {
 		peer_expect_one_connection(test, e[j], e[j + 2]);
 		KUNIT_EXPECT_STREQ(test, e[j]->peer_name, e[j + 2]->name);
 		KUNIT_EXPECT_STREQ(test, e[j + 2]->peer_name, e[j]->name);
 	}
+	peer_expect_one_connection(test, g[0], g[1]);
+	KUNIT_EXPECT_STREQ(test, g[0]->peer_name, g[1]->name);
+	KUNIT_EXPECT_STREQ(test, g[1]->peer_name, g[0]->name);
+
+	/* a REQ no id waits for is held in the first node; a sibling's claims */
+	for (j = 0; j < 2; j++) {
+		g[j] = peer_end_create(test, j ? "j" : "i");
+		peer_identity_mask(test, g[j], port + j, port + 1 - j,
+				   g[j]->name, sizeof(mask), NULL);
+		g[j]->match[PEER_ID_LEN] = j ? 'i' : 'j';
+		g[j]->match[PEER_ID_LEN + 1] = 0;
+	}
+	claimed = peer_counter(test, "cm_peer/claimed");
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(g[1], port));
+	peer_wait_held(test, held);
+	peer_claim_held(test, g[1], g[0], port + 1);
+	KUNIT_EXPECT_EQ(test, claimed + 1,
+			peer_counter(test, "cm_peer/claimed"));
 }
 
 /* Listens and peer binds of one service ID refuse each other. */
@@ -243,6 +270,7 @@ static void peer_ib_conflicts(struct kunit *test)
 {
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
+	struct peer_end *c = peer_end_create(test, "c");
 	struct ib_cm_id *listen;
 
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
@@ -253,8 +281,9 @@ static void peer_ib_conflicts(struct kunit *test)
 			ib_cm_peer_bind(a->cm_id, cpu_to_be64(PEER_SID + 3), 0));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
 			ib_cm_peer_bind(a->cm_id, cpu_to_be64(PEER_SID + 2), 4));
-	KUNIT_EXPECT_EQ(test, -EINVAL,
-			ib_cm_peer_bind(b->cm_id, cpu_to_be64(PEER_SID + 2), 4));
+	/* another id, another length: a node of its own beside a's */
+	KUNIT_EXPECT_EQ(test, 0,
+			ib_cm_peer_bind(c->cm_id, cpu_to_be64(PEER_SID + 2), 4));
 	KUNIT_EXPECT_EQ(test, -EINVAL,
 			ib_cm_peer_bind(b->cm_id, cpu_to_be64(PEER_SID + 3),
 					CM_PEER_TEST_MATCH_MAX + 1));

@@ -36,6 +36,22 @@ bool cm_peer_pending(struct cm_id_private *cm_id_priv)
 	return cm_id_priv->peer_pending && cm_id_priv->peer_pending->node;
 }
 
+/* The first listener of the service ID that takes a REQ; under cm.lock */
+static struct cm_id_private *
+cm_peer_find_listener(struct cm_id_private *node,
+		      const struct ib_gid_attr *gid_attr, const void *data)
+{
+	struct cm_id_private *listener, *sib;
+
+	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node))
+		list_for_each_entry(listener, &sib->peer_svc->listeners,
+				    peer_listen_item)
+			if (!listener->peer_takes ||
+			    listener->peer_takes(&listener->id, gid_attr, data))
+				return listener;
+	return NULL;
+}
+
 /*
  * Called by cm_match_req() for a peer service ID's REQ, with the node
  * found (referenced), under cm.lock.  Returns the listener, referenced,
@@ -51,32 +67,37 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 		rdma_ah_read_grh(&cm_id_priv->av.ah_attr)->sgid_attr;
 	const void *data = IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA, req_msg);
 	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
-	struct cm_peer_svc *svc = node->peer_svc;
-	struct cm_id_private *listener;
+	struct cm_id_private *listener, *sib;
+	struct cm_peer_svc *svc;
 	struct cm_peer_req req;
 
 	lockdep_assert_held(&cm.lock);
 	if (!pend)
 		return NULL;
-	/* the first that takes it: a REQ for another address waits on */
-	list_for_each_entry(listener, &svc->listeners, peer_listen_item)
-		if (!listener->peer_takes ||
-		    listener->peer_takes(&listener->id, gid_attr, data))
-			break;
-	if (list_entry_is_head(listener, &svc->listeners, peer_listen_item))
-		return NULL;
 	cm_peer_parse_req(req_msg, &req);
-	if (IBA_GET(CM_REQ_PEER_TO_PEER, req_msg) &&
-	    (cm_peer_first(&svc->index, CM_PEER_WAITING, &req.key) ||
-	     cm_peer_first(&svc->index, CM_PEER_HELD, &req.key)))
+	if (IBA_GET(CM_REQ_PEER_TO_PEER, req_msg))
+		for (sib = node; sib; sib = cm_peer_next_sibling(sib, node))
+			if (cm_peer_first(&sib->peer_svc->index,
+					  CM_PEER_WAITING, &req.key) ||
+			    cm_peer_first(&sib->peer_svc->index,
+					  CM_PEER_HELD, &req.key))
+				return NULL;
+	/* the first that takes it: a REQ for another address waits on */
+	listener = cm_peer_find_listener(node, gid_attr, data);
+	if (!listener)
 		return NULL;
+	svc = listener->peer_node->peer_svc;
 	pend->entry.key = req.key;
 	memcpy(pend->match, req.key.match, svc->index.match_len);
 	pend->entry.key.match = pend->match;
 	cm_peer_add(&svc->index, CM_PEER_PENDING, &pend->entry);
 	/* the lookup's reference to the node becomes the new id's share */
-	node->listen_sharecount++;
-	pend->node = node;
+	if (svc->node != node) {
+		refcount_inc(&svc->node->refcount);
+		cm_deref_id(node);
+	}
+	svc->node->listen_sharecount++;
+	pend->node = svc->node;
 	refcount_inc(&listener->refcount);
 	return listener;
 }

@@ -822,13 +822,14 @@ static void peer_rdma_ondemand_any(struct kunit *test)
  * Two connections on one 4-tuple, told apart by the other end's private
  * data under a mask (rdma_set_peer_match()), while a masked-out byte
  * differs: each id connects to its own, all four at once.  A third id of
- * one of them is refused, and so is an id of the port with another mask.
+ * one of them is refused, with the same mask or another.  Ids of the port
+ * with another mask, or none, connect beside them.
  */
 static void peer_rdma_match(struct kunit *test)
 {
 	static const u8 mask[] = { 0xff, 0xff, 0x00 };
 	static const u8 other[] = { 0xff, 0x00, 0x00 };
-	struct peer_rdma_end *a[2], *b[2], *c;
+	struct peer_rdma_end *a[2], *b[2], *c, *d;
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -866,10 +867,29 @@ static void peer_rdma_match(struct kunit *test)
 	peer_rdma_expect(c, RDMA_CM_EVENT_ADDR_RESOLVED);
 	KUNIT_EXPECT_EQ(test, -EADDRINUSE, rdma_set_peer_to_peer(c->id, true));
 
+	c = peer_rdma_end_create(test, "m0d", PEER_RDMA_PORT + 32,
+				 PEER_RDMA_PORT + 33, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, "mzz", other, 3));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(c->id, (struct sockaddr *)&c->src,
+					  (struct sockaddr *)&c->dst, 2000));
+	peer_rdma_expect(c, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE, rdma_set_peer_to_peer(c->id, true));
+
+	/*
+	 * Another mask on the port, and no mask on the other end's: each REQ
+	 * goes to the id whose key takes it, beside the connections above.
+	 */
 	c = peer_rdma_end_create(test, "m2c", PEER_RDMA_PORT + 32,
 				 PEER_RDMA_PORT + 34, true);
-	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, NULL, other, 3));
-	KUNIT_EXPECT_EQ(test, -EINVAL, rdma_set_peer_to_peer(c->id, true));
+	d = peer_rdma_end_create(test, "m2d", PEER_RDMA_PORT + 34,
+				 PEER_RDMA_PORT + 32, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_match(c->id, "mzz", other, 3));
+	peer_rdma_prepare(c);
+	peer_rdma_prepare(d);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(c, false));
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(d, false));
+	peer_rdma_expect_connected(c, d);
 }
 
 /*

@@ -234,14 +234,29 @@ struct cm_id_private {
  * CM_REQ_PEER_TO_PEER bit picks one (cm_peer_route_req()).  Its index
  * holds the peer ids waiting for the other end and the REQs held for
  * them, under cm.lock.  With a listener (on demand), the REQs no peer id
- * waits for go to it.
+ * waits for go to it.  Binds of the service ID that compare other match
+ * bytes (rdma_cm's ids of one port in two namespaces, one with a ULP's
+ * match) get nodes of their own, siblings of the one in the tree.
  */
 struct cm_peer_svc {
 	struct cm_peer_index index;
 	struct cm_device *cm_dev;	/* referenced, owns the held REQs */
+	struct cm_id_private *node;	/* whose this is */
+	struct list_head siblings;	/* a ring of the service ID's nodes */
 	struct list_head listeners;	/* ib_cm_insert_peer_listen(), cm.lock */
 	u8 match_mask[];		/* index.match_mask's, if it has one */
 };
+
+/*
+ * The next node of @head's service ID after @sib, NULL after the last:
+ * from @head, every node once.  Under cm.lock.
+ */
+static inline struct cm_id_private *
+cm_peer_next_sibling(struct cm_id_private *sib, struct cm_id_private *head)
+{
+	sib = list_next_entry(sib->peer_svc, siblings)->node;
+	return sib == head ? NULL : sib;
+}
 
 /* A REQ the listener took: its key, in the index while connected */
 struct cm_peer_pending {

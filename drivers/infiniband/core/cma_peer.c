@@ -160,8 +160,8 @@ void cma_peer_match_key(const struct rdma_id_private *id_priv, void *key)
 
 /*
  * Would @a and @b of one 4-tuple take the same REQs?  Only ids that both
- * compare ULP bytes, the same under the same mask, are told apart; ib_cm
- * refuses a bind with another mask.  Under cma.c's lock.
+ * compare ULP bytes under the same mask, and differ there, are told
+ * apart: under two masks one REQ may match both.  Under cma.c's lock.
  */
 bool cma_peer_same_match(const struct rdma_id_private *a,
 			 const struct rdma_id_private *b)
@@ -457,10 +457,8 @@ EXPORT_SYMBOL(rdma_peer_report_rtu);
  * between one pair of addresses and ports (RDS has one per type of
  * service) tells them apart by private data: a peer REQ then goes to the
  * id whose @match the REQ's private data has under @mask, and two ids of
- * one 4-tuple may differ there.  Every id with the option on one local
- * address and port, and its peer listener, give the same @len and @mask:
- * a bind or listen with others fails with -EINVAL.  A REQ that no id
- * expects goes to the listener.
+ * one 4-tuple may differ there, when they give the same @len and @mask.
+ * A REQ that no id expects goes to the listener.
  *
  * Context: Process context; may sleep.
  * Return: 0; -EINVAL for a non-RC id, an id with the option, or @len
