@@ -92,6 +92,9 @@ def analyse_run(d, tag):
         'dropping': sum(ev[h].get('dropping', 0) for h in HOSTS),
         'qps': sum(ev[h].get('qp_create', 0) for h in HOSTS) /
         (conns * rounds),
+        'retries': sum(ev[h].get('req_retries', 0) for h in HOSTS),
+        'mem': sum(ev[h].get('mem_before', 0) - ev[h].get('mem_after', 0)
+                   for h in HOSTS) // 1024,
         'lost': lost, 'missing_rounds': missing,
         'dup': sum(logs[h]['dup'] for h in HOSTS),
         'mis': sum(logs[h]['mis'] for h in HOSTS),
@@ -188,11 +191,13 @@ def main():
         out += ['', 'Ratios of the medians, measured in this run:', '']
         out += ratios
     out += ['', 'Each run (raced, REJs, drops; connect p99, reconnect p99 '
-            'ms):', '']
+            'ms; REQ retries on timeout in the last round; MemAvailable '
+            'lost over the run, MiB, both hosts):', '']
     for (mode, conns), rs in sorted(runs.items()):
-        out.append('- %s %d: %s' % (mode, conns, '; '.join(
-            '%s, %s, %s; %s, %s' % (r['raced'], r['rej'], r['dropping'],
-                                    fmt(r['c99']), fmt(r['r99']))
+        out.append('- %s %d: %s' % (mode, conns, ' | '.join(
+            '%s, %s, %s; %s, %s; %s; %s' % (
+                r['raced'], r['rej'], r['dropping'], fmt(r['c99']),
+                fmt(r['r99']), r['retries'], r['mem'])
             for r in rs)))
     failed = [c.split('\t')[0] for c in checks if not c.endswith('PASS')]
     if failed:

@@ -20,6 +20,8 @@
 #   qp_create  QPs rdma_cm created (rdma_cma:cm_qp_create)
 #   dropping   "rejected, dropping connection" lines of RDS in the log
 #   mem_before, mem_after  MemAvailable (kB) at the start and the end
+#   req_retries  REQs the CM sent again on a timeout (cm_tx_retries/req)
+#              since rxe0 was last added: in the last round
 rds_trace=/sys/kernel/debug/tracing
 
 rds_trace_on() {
@@ -99,6 +101,7 @@ rds_scenario() {
 		echo "dropping $(grep -c "rejected, dropping connection" "/run/kmsg-$tag")"
 		echo "mem_before $mem"
 		echo "mem_after $(awk '/^MemAvailable/ { print $2 }' /proc/meminfo)"
+		echo "req_retries $(cat /sys/class/infiniband/rxe0/ports/1/cm_tx_retries/req 2>/dev/null || echo 0)"
 	} >"$out/rds-$tag.events"
 	barrier "rds-$tag-done" >/dev/null
 }

@@ -90,6 +90,9 @@ static int cm_peer_key_cmp(const struct cm_peer_index *idx,
 	return cmp;
 }
 
+/* An index of no match bytes: orders keys by their GIDs, as all do first */
+static const struct cm_peer_index cm_peer_by_gids;
+
 /**
  * cm_peer_index_init() - set up the empty index of a peer service ID
  * @idx: the index
@@ -175,9 +178,9 @@ void cm_peer_del(struct cm_peer_index *idx, enum cm_peer_tree tree,
 	RB_CLEAR_NODE(&entry->node);
 }
 
-/* The first entry of @root whose key compares equal to @key under @cmp */
+/* The first entry of @root whose key is @key as @order compares keys */
 static struct cm_peer_entry *cm_peer_lowest(const struct rb_root *root,
-					    const struct cm_peer_index *cmp,
+					    const struct cm_peer_index *order,
 					    const struct cm_peer_key *key)
 {
 	struct rb_node *node = root->rb_node;
@@ -186,7 +189,7 @@ static struct cm_peer_entry *cm_peer_lowest(const struct rb_root *root,
 	while (node) {
 		struct cm_peer_entry *cur =
 			rb_entry(node, struct cm_peer_entry, node);
-		int res = cm_peer_key_cmp(cmp, key, &cur->key);
+		int res = cm_peer_key_cmp(order, key, &cur->key);
 
 		if (res <= 0) {
 			if (!res)
@@ -367,6 +370,30 @@ void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held)
 }
 
 /**
+ * cm_peer_rehold() - move the REQs held in an index to another
+ * @from: the index they are held in
+ * @to: an index of the same service ID, which takes them
+ *
+ * The keys point into the REQs' whole private data, so @to's order holds
+ * them as well; their expiry and the queue are unchanged.
+ */
+void cm_peer_rehold(struct cm_peer_index *from, struct cm_peer_index *to)
+{
+	struct cm_peer_held *held;
+	struct rb_node *rb;
+
+	while ((rb = rb_first(&from->root[CM_PEER_HELD]))) {
+		held = container_of(rb_entry(rb, struct cm_peer_entry, node),
+				    struct cm_peer_held, entry);
+		cm_peer_del(from, CM_PEER_HELD, &held->entry);
+		from->nr_held--;
+		cm_peer_add(to, CM_PEER_HELD, &held->entry);
+		to->nr_held++;
+		held->index = to;
+	}
+}
+
+/**
  * cm_peer_claim() - take out the oldest claimable REQ held for a key
  * @q: the device's queue
  * @idx: the index of the local peer's service ID
@@ -393,41 +420,56 @@ struct cm_peer_held *cm_peer_claim(struct cm_peer_queue *q,
 	return NULL;
 }
 
-/* Orders keys by their GIDs alone, coarser than any index's order */
-static const struct cm_peer_index cm_peer_by_gids;
-
 /**
- * cm_peer_claim_from() - take out a REQ held for a key in another index
- * @q: the device's queue
- * @from: the index the REQ is held in: of the same service ID, comparing
- *	other match bytes than @idx
- * @idx: the index of the local peer's service ID
- * @key: the local peer's key
+ * cm_peer_first_in() - the first entry of an index's tree with a key as
+ *	another index compares it
+ * @from: the index searched, of the same service ID as @idx
+ * @tree: which of its trees
+ * @idx: the index whose match length and mask @key is compared with
+ * @key: the key
  *
- * As cm_peer_claim(), with the entries of @from compared as @idx would
- * compare them: @from is searched by the GIDs, then scanned.  A held
- * REQ's key points into its whole private data, so any match_len does.
+ * As cm_peer_first(), for an index with another match length or mask
+ * (ib_cm_peer_bind_mask()): @from is searched by the GIDs, which every
+ * index orders first, and then scanned in its own order.  Its entries'
+ * keys have @idx's match_len bytes: a held REQ's points into its whole
+ * private data, and a pending one copies %CM_PEER_MATCH_MAX bytes.
  *
- * Return: as cm_peer_claim().
+ * Return: the entry, or NULL.
  */
-struct cm_peer_held *cm_peer_claim_from(struct cm_peer_queue *q,
-					struct cm_peer_index *from,
-					const struct cm_peer_index *idx,
-					const struct cm_peer_key *key)
+struct cm_peer_entry *cm_peer_first_in(const struct cm_peer_index *from,
+				       enum cm_peer_tree tree,
+				       const struct cm_peer_index *idx,
+				       const struct cm_peer_key *key)
 {
 	struct cm_peer_entry *cur;
-	struct cm_peer_held *held;
 
-	for (cur = cm_peer_lowest(&from->root[CM_PEER_HELD], &cm_peer_by_gids,
-				  key);
-	     cur; cur = cm_peer_next(&cm_peer_by_gids, cur)) {
-		held = container_of(cur, struct cm_peer_held, entry);
-		if (!cm_peer_key_cmp(idx, key, &cur->key) &&
-		    time_before(jiffies, held->expires)) {
-			cm_peer_unhold(q, held);
-			return held;
-		}
-	}
+	if (from == idx)
+		return cm_peer_first(idx, tree, key);
+	cur = cm_peer_lowest(&from->root[tree], &cm_peer_by_gids, key);
+	if (cur && cm_peer_key_cmp(idx, key, &cur->key))
+		cur = cm_peer_next_in(from, idx, key, cur);
+	return cur;
+}
+
+/**
+ * cm_peer_next_in() - the next entry with a key as another index compares it
+ * @from: the index of @entry
+ * @idx: as for cm_peer_first_in()
+ * @key: as for cm_peer_first_in()
+ * @entry: an entry cm_peer_first_in() or this returned
+ *
+ * Return: the next such entry of @entry's tree, or NULL.
+ */
+struct cm_peer_entry *cm_peer_next_in(const struct cm_peer_index *from,
+				      const struct cm_peer_index *idx,
+				      const struct cm_peer_key *key,
+				      const struct cm_peer_entry *entry)
+{
+	if (from == idx)
+		return cm_peer_next(idx, entry);
+	while ((entry = cm_peer_next(&cm_peer_by_gids, entry)))
+		if (!cm_peer_key_cmp(idx, key, &entry->key))
+			return (struct cm_peer_entry *)entry;
 	return NULL;
 }
 

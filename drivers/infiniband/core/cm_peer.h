@@ -138,6 +138,14 @@ void cm_peer_del(struct cm_peer_index *idx, enum cm_peer_tree tree,
 struct cm_peer_entry *cm_peer_first(const struct cm_peer_index *idx,
 				    enum cm_peer_tree tree,
 				    const struct cm_peer_key *key);
+struct cm_peer_entry *cm_peer_first_in(const struct cm_peer_index *from,
+				       enum cm_peer_tree tree,
+				       const struct cm_peer_index *idx,
+				       const struct cm_peer_key *key);
+struct cm_peer_entry *cm_peer_next_in(const struct cm_peer_index *from,
+				      const struct cm_peer_index *idx,
+				      const struct cm_peer_key *key,
+				      const struct cm_peer_entry *entry);
 struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
 				   const struct cm_peer_entry *entry);
 
@@ -237,13 +245,10 @@ static inline unsigned int cm_peer_gid_bucket(const struct cm_peer_queue *q,
 int cm_peer_hold(struct cm_peer_queue *q, struct cm_peer_index *idx,
 		 struct cm_peer_held *held, unsigned int age_ms);
 void cm_peer_unhold(struct cm_peer_queue *q, struct cm_peer_held *held);
+void cm_peer_rehold(struct cm_peer_index *from, struct cm_peer_index *to);
 struct cm_peer_held *cm_peer_claim(struct cm_peer_queue *q,
 				   struct cm_peer_index *idx,
 				   const struct cm_peer_key *key);
-struct cm_peer_held *cm_peer_claim_from(struct cm_peer_queue *q,
-					struct cm_peer_index *from,
-					const struct cm_peer_index *idx,
-					const struct cm_peer_key *key);
 struct cm_peer_held *
 cm_peer_withdraw(struct cm_peer_queue *q, __be32 remote_comm_id,
 		 bool (*match)(const struct cm_peer_held *held,

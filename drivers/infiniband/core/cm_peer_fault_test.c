@@ -131,9 +131,54 @@ static void peer_fault_scenario(struct kunit *test)
 	peer_exchange(test, a, b);
 }
 
+#define PEER_LOST_RTO_MS	100
+
+/*
+ * Our REQ is lost (the other end was not there yet, as after a link
+ * flap); the other end's REQ comes later and we stay active: ours goes
+ * again at once, not at its retry, 4 s away, as rdma_cm's would be.
+ */
+static void peer_fault_lost_req(struct kunit *test)
+{
+	u64 sid = PEER_SID + 0x400;
+	struct peer_end *a, *b, *x, *y;
+	unsigned long start, deadline;
+	unsigned int hits;
+	int ret;
+
+	cm_peer_fault_clear();
+	ret = kunit_add_action_or_reset(test, cm_peer_fault_clear_action, NULL);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	a = peer_end_create(test, "a");
+	b = peer_end_create(test, "b");
+	/* the higher QPN stays active (cm_peer_arbitrate()): its REQ is lost */
+	x = a->qp->qp_num > b->qp->qp_num ? a : b;
+	y = x == a ? b : a;
+	x->response_timeout = 20;
+	peer_set_window(test, x->dev, 0, PEER_LOST_RTO_MS);
+	hits = cm_peer_fault_hits();
+	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
+						   CM_REQ_ATTR_ID, 0, 1, 0));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(x, sid));
+	deadline = jiffies + PEER_TIMEOUT;
+	while (cm_peer_fault_hits() == hits && time_before(jiffies, deadline))
+		msleep(20);
+	KUNIT_ASSERT_EQ(test, hits + 1, cm_peer_fault_hits());
+	msleep(2 * PEER_LOST_RTO_MS);
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(y, sid));
+	peer_end_wait(x);
+	peer_end_wait(y);
+	peer_expect_one_connection(test, x, y);
+	KUNIT_EXPECT_TRUE(test, y->got_req);
+	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - start), 2000U);
+	peer_exchange(test, x, y);
+}
+
 static struct kunit_case cm_peer_fault_test_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(peer_fault_scenario, peer_fault_gen_params,
 			      { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_SLOW(peer_fault_lost_req),
 	{}
 };
 

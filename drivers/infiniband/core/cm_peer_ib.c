@@ -16,6 +16,7 @@
 static void cm_peer_reject_held(struct list_head *list);
 static void cm_peer_resend_handler(struct work_struct *_work);
 static void cm_peer_resend_now(struct cm_id_private *cm_id_priv);
+static void cm_peer_stay_active(struct cm_id_private *cm_id_priv);
 
 bool cm_peer_listed(struct cm_id_private *cm_id_priv)
 {
@@ -91,6 +92,7 @@ static void cm_peer_add_sibling(struct cm_id_private *node,
 	if (sib == head) {
 		rb_replace_node(&head->service_node, &node->service_node, tree);
 		RB_CLEAR_NODE(&head->service_node);
+		cm_peer_rehold(&head->peer_svc->index, &node->peer_svc->index);
 	}
 }
 
@@ -166,12 +168,15 @@ static void cm_peer_node_put(struct cm_id_private *node)
 	last = !--node->listen_sharecount;
 	if (last && !RB_EMPTY_NODE(&node->service_node)) {
 		next = cm_peer_next_sibling(node, node);
-		if (next)
+		if (next) {
 			rb_replace_node(&node->service_node,
 					&next->service_node,
 					&cm_dev->peer_node_tree);
-		else
+			cm_peer_rehold(&node->peer_svc->index,
+				       &next->peer_svc->index);
+		} else {
 			rb_erase(&node->service_node, &cm_dev->peer_node_tree);
+		}
 		RB_CLEAR_NODE(&node->service_node);
 	}
 	if (last)
@@ -305,21 +310,23 @@ void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req)
 }
 
 /*
- * The oldest id of @node waiting for the REQ @req, referenced, and our role.
+ * The oldest id of @idx waiting for the REQ @req, referenced, and our role.
  * An id listed but whose REQ is not out yet is skipped: the REQ is held
  * and cm_peer_list() claims it; unless our REQ waits for the window, then
  * we take the passive role.  On one device our own REQ may come back.  An
  * id whose REQ the arbiter cannot order against @req comes with -ENOTUNIQ.
+ * *@listed tells whether any id of @idx has the REQ's key.
  */
 static struct cm_id_private *cm_peer_find_in(struct cm_peer_index *idx,
 					     const struct cm_peer_req *req,
-					     int *role)
+					     int *role, bool *listed)
 {
 	struct cm_peer_entry *entry;
 	struct cm_peer_wait *wait;
 
-	for (entry = cm_peer_first(idx, CM_PEER_WAITING, &req->key); entry;
-	     entry = cm_peer_next(idx, entry)) {
+	entry = cm_peer_first(idx, CM_PEER_WAITING, &req->key);
+	*listed = entry;
+	for (; entry; entry = cm_peer_next(idx, entry)) {
 		wait = container_of(entry, struct cm_peer_wait, entry);
 		if (wait->deferred && !list_empty(&wait->window)) {
 			/* ours never left: no arbitration, we give way */
@@ -340,41 +347,80 @@ static struct cm_id_private *cm_peer_find_in(struct cm_peer_index *idx,
 	return NULL;
 }
 
-/* As cm_peer_find_in(), in the index of each node of the service ID */
-static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *node,
+/* The node of @node's service ID in the tree, NULL once @node is unbound */
+static struct cm_id_private *cm_peer_ring_head(struct cm_id_private *node)
+{
+	struct cm_id_private *sib;
+
+	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node))
+		if (!RB_EMPTY_NODE(&sib->service_node))
+			return sib;
+	return NULL;
+}
+
+/*
+ * As cm_peer_find_in(), in the nodes of @head's service ID in the ring's
+ * order: the first node with an id of the REQ's key decides, so that a
+ * longer key's id, listed early (ib_cm_peer_expect()), is not passed over
+ * for a shorter one's.  Under cm.lock.
+ */
+static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *head,
 					       const struct cm_peer_req *req,
 					       int *role)
 {
 	struct cm_id_private *sib, *found = NULL;
+	bool listed = false;
 
 	lockdep_assert_held(&cm.lock);
-	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node)) {
-		found = cm_peer_find_in(&sib->peer_svc->index, req, role);
-		if (found)
-			break;
-	}
+	for (sib = head; sib && !listed; sib = cm_peer_next_sibling(sib, head))
+		found = cm_peer_find_in(&sib->peer_svc->index, req, role,
+					&listed);
 	return found;
 }
 
+/* Has a node before @node in @head's ring an id listed for @key? */
+static bool cm_peer_listed_before(struct cm_id_private *head,
+				  struct cm_id_private *node,
+				  const struct cm_peer_key *key)
+{
+	struct cm_id_private *sib;
+
+	for (sib = head; sib && sib != node;
+	     sib = cm_peer_next_sibling(sib, head))
+		if (cm_peer_first(&sib->peer_svc->index, CM_PEER_WAITING, key))
+			return true;
+	return false;
+}
+
 /*
- * The oldest claimable REQ held for our key: in our node's index, or in
- * another node's of the service ID, where the REQs that came when none
- * waited for them are held (cm_peer_match_req()).  Under cm.lock.
+ * A claimable REQ held for our key, in the tree node of our service ID,
+ * where all are held (cm_peer_match_req()), compared under our node's
+ * length and mask; none that an id of a node before ours in the ring, a
+ * longer key's, waits for.  Under cm.lock.
  */
 static struct cm_peer_held *cm_peer_claim_any(struct cm_id_private *cm_id_priv)
 {
-	struct cm_id_private *node = cm_id_priv->peer_node, *sib;
+	struct cm_id_private *node = cm_id_priv->peer_node;
 	const struct cm_peer_key *key = &cm_id_priv->peer_wait->entry.key;
-	struct cm_peer_svc *svc = node->peer_svc;
+	struct cm_id_private *head = cm_peer_ring_head(node);
+	struct cm_peer_index *idx = &node->peer_svc->index, *from;
+	struct cm_peer_entry *cur;
 	struct cm_peer_held *held;
 
-	held = cm_peer_claim(&svc->cm_dev->peer_held, &svc->index, key);
-	for (sib = cm_peer_next_sibling(node, node); sib && !held;
-	     sib = cm_peer_next_sibling(sib, node))
-		held = cm_peer_claim_from(&svc->cm_dev->peer_held,
-					  &sib->peer_svc->index, &svc->index,
-					  key);
-	return held;
+	if (!head)
+		return NULL;
+	from = &head->peer_svc->index;
+	for (cur = cm_peer_first_in(from, CM_PEER_HELD, idx, key); cur;
+	     cur = cm_peer_next_in(from, idx, key, cur)) {
+		held = container_of(cur, struct cm_peer_held, entry);
+		if (time_before(jiffies, held->expires) &&
+		    !cm_peer_listed_before(head, node, &cur->key)) {
+			cm_peer_unhold(&node->peer_svc->cm_dev->peer_held,
+				       held);
+			return held;
+		}
+	}
+	return NULL;
 }
 
 /* A local peer took @held out: its REQ's work is the caller's. */
@@ -621,17 +667,26 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 					       bool *dup, int *role, int *ret)
 {
 	struct cm_device *cm_dev = node->peer_svc->cm_dev;
-	struct cm_id_private *cm_id_priv;
+	struct cm_id_private *cm_id_priv, *head;
+	struct rb_node *rb;
 	LIST_HEAD(dead);
 
 	spin_lock_irq(&cm.lock);
+	/* the tree node may have changed since cm_peer_route_req() */
+	head = cm_peer_ring_head(node);
+	if (!head) {
+		rb = rb_find(&node->id.service_id, &cm_dev->peer_node_tree,
+			     cm_peer_node_cmp);
+		head = rb ? rb_entry(rb, struct cm_id_private, service_node) :
+			    NULL;
+	}
 	cm_id_priv = __cm_find_remote_id(req->remote.ca_guid, req->comm_id);
 	*dup = cm_id_priv;
-	if (!cm_id_priv)
-		cm_id_priv = cm_peer_find_peer(node, req, role);
+	if (!cm_id_priv && head)
+		cm_id_priv = cm_peer_find_peer(head, req, role);
 	if (cm_id_priv || !held)
 		goto out;
-	if (!node->listen_sharecount) {
+	if (!head) {
 		*ret = -ENOENT;
 	} else if (cm_peer_rej_first(cm_dev, work, req->comm_id, &dead)) {
 		*ret = -ECONNRESET;
@@ -639,7 +694,7 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 		held->entry.key = req->key;
 		held->remote_comm_id = req->comm_id;
 		held->req = work;
-		*ret = cm_peer_hold(&cm_dev->peer_held, &node->peer_svc->index,
+		*ret = cm_peer_hold(&cm_dev->peer_held, &head->peer_svc->index,
 				    held, req->age_ms);
 	}
 out:
@@ -886,7 +941,8 @@ static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
 	spin_lock(&cm.lock);
 	cm_peer_unexpect(cm_id_priv);
 	cm_peer_set_key(cm_id_priv, param, match);
-	ret = cm_peer_taken(svc, &cm_id_priv->peer_wait->entry.key);
+	ret = cm_peer_taken(cm_id_priv->peer_node,
+			    &cm_id_priv->peer_wait->entry.key);
 	held = ret ? NULL : cm_peer_claim_any(cm_id_priv);
 	if (ret) {
 		work = ERR_PTR(ret);
@@ -1014,7 +1070,7 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
 		cm_peer_count(port, CM_PEER_MATCHED_COUNTER);
 		cm_peer_count(port, CM_PEER_STAYED_ACTIVE_COUNTER);
 		trace_icm_peer_active(&cm_id_priv->id);
-		cm_peer_resend_now(cm_id_priv);
+		cm_peer_stay_active(cm_id_priv);
 		ret = -EINVAL;
 	}
 	cm_deref_id(cm_id_priv);
@@ -1253,7 +1309,35 @@ out:
 	cm_deref_id(cm_id_priv);
 }
 
-/* We stay active while our REQ waits for its resend: send it now. */
+/*
+ * We stay active: the other end answers our REQ, which must reach it.  One
+ * that waits for its resend (cm_peer_persist()) goes now.  One out past
+ * its RTO was likely lost, sent before the other end was there: its REQ
+ * shows that it is now, so ours goes again now, not at the MAD layer's
+ * retry, which may be seconds away (rdma_cm's response timeout is 4 s).
+ * At most once an RTO, within the REQ's budget.
+ */
+static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	bool lost;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	lost = cm_id_priv->id.state == IB_CM_REQ_SENT && wait->sent &&
+	       cm_id_priv->msg && cm_peer_window_lost(wait);
+	spin_unlock(&cm.lock);
+	if (lost) {
+		/* the flushed send is discarded: cm_process_send_error() */
+		ib_cancel_mad(cm_id_priv->msg);
+		if (queue_delayed_work(cm.wq, &wait->resend, 0))
+			refcount_inc(&cm_id_priv->refcount);
+	}
+	spin_unlock_irq(&cm_id_priv->lock);
+	cm_peer_resend_now(cm_id_priv);
+}
+
+/* Our REQ waits for its resend: send it now. */
 static void cm_peer_resend_now(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
@@ -1400,7 +1484,7 @@ int ib_cm_peer_expect(struct ib_cm_id *cm_id, const union ib_gid *local_gid,
 	cm_peer_unexpect(cm_id_priv);
 	cm_peer_wait_key(wait, local_gid, remote_gid, match);
 	wait->sent = false;
-	ret = cm_peer_taken(svc, &wait->entry.key);
+	ret = cm_peer_taken(cm_id_priv->peer_node, &wait->entry.key);
 	if (!ret) {
 		/* not matchable: cm_peer_find_peer() skips it, REQs are held */
 		cm_peer_add(&svc->index, CM_PEER_WAITING, &wait->entry);

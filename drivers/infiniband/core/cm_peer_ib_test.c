@@ -265,6 +265,70 @@ static void peer_ib_match_mask(struct kunit *test)
 			peer_counter(test, "cm_peer/claimed"));
 }
 
+/*
+ * The nodes of one service ID, a longer key first.  A REQ that an id of
+ * the longer key expects (listed, its REQ not out) is held for it, though
+ * an id of the shorter key, its REQ out, would take it too.  A REQ held
+ * when a longer key binds goes to the new first node, and stays
+ * claimable.  A REQ for a longer key's listener and a shorter key's id
+ * is the listener's.
+ */
+static void peer_ib_ring_order(struct kunit *test)
+{
+	u64 p = PEER_SID + 0x500, q = p + 1, z = p + 2;
+	struct peer_end *s, *l, *r, *al;
+	unsigned long claimed, held;
+
+	s = peer_end_create(test, "s");
+	l = peer_end_create(test, "l");
+	r = peer_end_create(test, "r");
+	peer_identity(test, s, p, q, "s");
+	peer_identity_mask(test, l, p, q, "l", PEER_ID_LEN + 2, NULL);
+	l->match[PEER_ID_LEN] = 'r';
+	l->match[PEER_ID_LEN + 1] = 0;
+	peer_identity(test, r, q, p, "r");
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_expect(l->cm_id, &l->path.sgid,
+						   &l->path.dgid, l->match));
+	/* s's REQ goes where nobody is: s waits, sent, for r's REQ too */
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(s, z));
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p));
+	peer_wait_held(test, held);
+	peer_claim_held(test, r, l, q);
+	KUNIT_EXPECT_STREQ(test, l->peer_name, r->name);
+
+	/* held in the first node; a longer bind comes; claimed */
+	s = peer_end_create(test, "t");
+	l = peer_end_create(test, "m");
+	r = peer_end_create(test, "u");
+	peer_identity(test, s, p + 3, q + 3, "t");
+	peer_identity(test, r, q + 3, p + 3, "u");
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p + 3));
+	peer_wait_held(test, held);
+	peer_identity_mask(test, l, p + 3, q + 3, "m", PEER_ID_LEN + 2, NULL);
+	claimed = peer_counter(test, "cm_peer/claimed");
+	peer_claim_held(test, r, s, q + 3);
+	KUNIT_EXPECT_EQ(test, claimed + 1,
+			peer_counter(test, "cm_peer/claimed"));
+
+	/* both keys take a REQ: the longer one's listener, not a shorter id */
+	al = peer_end_create(test, "al");
+	s = peer_end_create(test, "v");
+	r = peer_end_create(test, "w");
+	peer_listen_on_len(test, al, p + 6, PEER_ID_LEN + 2);
+	peer_identity(test, s, p + 6, q + 6, "v");
+	peer_identity(test, r, q + 6, p + 6, "w");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(s, z));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p + 6));
+	peer_end_wait(r);
+	peer_end_wait(al);
+	KUNIT_EXPECT_TRUE(test, al->got_req);
+	KUNIT_EXPECT_FALSE(test, s->got_req);
+	KUNIT_EXPECT_STREQ(test, al->peer_name, "w");
+	KUNIT_EXPECT_EQ(test, 0, r->status);
+}
+
 /* Listens and peer binds of one service ID refuse each other. */
 static void peer_ib_conflicts(struct kunit *test)
 {
@@ -1031,6 +1095,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_held_no_retries),
 	KUNIT_CASE_SLOW(peer_ib_shared_sid),
 	KUNIT_CASE_SLOW(peer_ib_match_mask),
+	KUNIT_CASE_SLOW(peer_ib_ring_order),
 	KUNIT_CASE_SLOW(peer_ib_late_bind),
 	KUNIT_CASE_SLOW(peer_ib_never_bound),
 	KUNIT_CASE_SLOW(peer_ib_conflicts),

@@ -546,13 +546,20 @@ void peer_unlisten(void *listen)
 struct ib_cm_id *peer_listen_on(struct kunit *test,
 				struct peer_end *al, u64 sid)
 {
+	return peer_listen_on_len(test, al, sid, PEER_ID_LEN);
+}
+
+/* peer_listen_on(), its key @match_len bytes of private data */
+struct ib_cm_id *peer_listen_on_len(struct kunit *test, struct peer_end *al,
+				    u64 sid, u8 match_len)
+{
 	struct ib_cm_id *listen;
 
 	ib_destroy_cm_id(al->cm_id);
 	al->cm_id = NULL;
 	peer_listen_end = al;
 	listen = ib_cm_insert_peer_listen(al->dev, peer_listen_handler, NULL,
-					  NULL, cpu_to_be64(sid), PEER_ID_LEN,
+					  NULL, cpu_to_be64(sid), match_len,
 					  NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(listen));
 	KUNIT_ASSERT_EQ(test, 0,

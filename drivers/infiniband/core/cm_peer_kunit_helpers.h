@@ -149,6 +149,8 @@ int peer_listen_handler(struct ib_cm_id *cm_id,
 void peer_unlisten(void *listen);
 struct ib_cm_id *peer_listen_on(struct kunit *test,
 				struct peer_end *al, u64 sid);
+struct ib_cm_id *peer_listen_on_len(struct kunit *test, struct peer_end *al,
+				    u64 sid, u8 match_len);
 int cm_peer_ib_suite_init(struct kunit_suite *suite);
 void peer_set_limits(struct kunit *test, struct ib_device *dev,
 		     unsigned int max_held, unsigned int max_age_ms);

@@ -36,19 +36,18 @@ bool cm_peer_pending(struct cm_id_private *cm_id_priv)
 	return cm_id_priv->peer_pending && cm_id_priv->peer_pending->node;
 }
 
-/* The first listener of the service ID that takes a REQ; under cm.lock */
+/* The first listener of @svc that takes a REQ; under cm.lock */
 static struct cm_id_private *
-cm_peer_find_listener(struct cm_id_private *node,
+cm_peer_find_listener(struct cm_peer_svc *svc,
 		      const struct ib_gid_attr *gid_attr, const void *data)
 {
-	struct cm_id_private *listener, *sib;
+	struct cm_id_private *listener;
 
-	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node))
-		list_for_each_entry(listener, &sib->peer_svc->listeners,
-				    peer_listen_item)
-			if (!listener->peer_takes ||
-			    listener->peer_takes(&listener->id, gid_attr, data))
-				return listener;
+	list_for_each_entry(listener, &svc->listeners, peer_listen_item) {
+		if (!listener->peer_takes ||
+		    listener->peer_takes(&listener->id, gid_attr, data))
+			return listener;
+	}
 	return NULL;
 }
 
@@ -67,28 +66,37 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 		rdma_ah_read_grh(&cm_id_priv->av.ah_attr)->sgid_attr;
 	const void *data = IBA_GET_MEM_PTR(CM_REQ_PRIVATE_DATA, req_msg);
 	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
-	struct cm_id_private *listener, *sib;
+	struct cm_id_private *listener = NULL, *sib;
 	struct cm_peer_svc *svc;
 	struct cm_peer_req req;
+	bool peer;
 
 	lockdep_assert_held(&cm.lock);
 	if (!pend)
 		return NULL;
 	cm_peer_parse_req(req_msg, &req);
-	if (IBA_GET(CM_REQ_PEER_TO_PEER, req_msg))
-		for (sib = node; sib; sib = cm_peer_next_sibling(sib, node))
-			if (cm_peer_first(&sib->peer_svc->index,
-					  CM_PEER_WAITING, &req.key) ||
-			    cm_peer_first(&sib->peer_svc->index,
-					  CM_PEER_HELD, &req.key))
-				return NULL;
-	/* the first that takes it: a REQ for another address waits on */
-	listener = cm_peer_find_listener(node, gid_attr, data);
-	if (!listener)
+	peer = IBA_GET(CM_REQ_PEER_TO_PEER, req_msg);
+	/*
+	 * In the ring's order, a longer key first: a REQ that a node's ids
+	 * wait for or are held for is theirs; else its listener's, if one
+	 * takes it (a REQ for another address waits on).
+	 */
+	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node)) {
+		if (peer && (cm_peer_first(&sib->peer_svc->index,
+					   CM_PEER_WAITING, &req.key) ||
+			     cm_peer_first(&sib->peer_svc->index,
+					   CM_PEER_HELD, &req.key)))
+			return NULL;
+		listener = cm_peer_find_listener(sib->peer_svc, gid_attr, data);
+		if (listener)
+			break;
+	}
+	if (!sib)
 		return NULL;
 	svc = listener->peer_node->peer_svc;
 	pend->entry.key = req.key;
-	memcpy(pend->match, req.key.match, svc->index.match_len);
+	/* all of it: an id of another node compares its own length */
+	memcpy(pend->match, req.key.match, sizeof(pend->match));
 	pend->entry.key.match = pend->match;
 	cm_peer_add(&svc->index, CM_PEER_PENDING, &pend->entry);
 	/* the lookup's reference to the node becomes the new id's share */
@@ -103,16 +111,21 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 }
 
 /*
- * A connection of @key that the listener took: -EALREADY while its REQ is
- * unanswered, -EISCONN after; 0 when there is none.  Under cm.lock.
+ * A connection of @key that a listener of @node's service ID took, in
+ * any of its nodes: -EALREADY while its REQ is unanswered, -EISCONN
+ * after; 0 when there is none.  Under cm.lock.
  */
-int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key)
+int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 {
-	struct cm_peer_entry *entry;
+	const struct cm_peer_index *idx = &node->peer_svc->index;
+	struct cm_peer_entry *entry = NULL;
 	struct cm_peer_pending *pend;
+	struct cm_id_private *sib;
 
 	lockdep_assert_held(&cm.lock);
-	entry = cm_peer_first(&svc->index, CM_PEER_PENDING, key);
+	for (sib = node; sib && !entry; sib = cm_peer_next_sibling(sib, node))
+		entry = cm_peer_first_in(&sib->peer_svc->index,
+					 CM_PEER_PENDING, idx, key);
 	if (!entry)
 		return 0;
 	pend = container_of(entry, struct cm_peer_pending, entry);

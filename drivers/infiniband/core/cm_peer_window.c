@@ -234,6 +234,22 @@ void cm_peer_window_answered(struct cm_id_private *cm_id_priv)
 	fl->rttvar += abs(err) - (fl->rttvar >> 2);
 }
 
+/*
+ * Our REQ is out unanswered past its RTO, within its budget: likely lost.
+ * It is timed from now, as about to be sent again.  Under cm.lock.
+ */
+bool cm_peer_window_lost(struct cm_peer_wait *wait)
+{
+	lockdep_assert_held(&cm.lock);
+	if (wait->deferred || !wait->out_at ||
+	    time_before(jiffies, wait->out_until) ||
+	    !time_before(jiffies, wait->deadline))
+		return false;
+	wait->out_until = jiffies + cm_peer_rto(wait->port,
+						&wait->port->peer_flow[wait->flow]);
+	return true;
+}
+
 /* A REQ waiting for the window ends with its budget; a timer holds a ref */
 static void cm_peer_window_time(struct cm_peer_wait *wait)
 {

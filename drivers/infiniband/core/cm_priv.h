@@ -422,13 +422,14 @@ bool cm_peer_pending(struct cm_id_private *cm_id_priv);
 struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 					     struct cm_id_private *cm_id_priv,
 					     struct cm_req_msg *req_msg);
-int cm_peer_taken(struct cm_peer_svc *svc, const struct cm_peer_key *key);
+int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key);
 
 /* cm_peer_window.c */
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv);
 void cm_peer_window_del(struct cm_id_private *cm_id_priv);
 void cm_peer_window_leave(struct cm_id_private *cm_id_priv);
 void cm_peer_window_answered(struct cm_id_private *cm_id_priv);
+bool cm_peer_window_lost(struct cm_peer_wait *wait);
 void cm_peer_window_expire_handler(struct work_struct *_work);
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
