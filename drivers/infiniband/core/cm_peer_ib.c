@@ -1277,6 +1277,15 @@ void cm_peer_resend_failed(struct cm_id_private *cm_id_priv)
 		ib_destroy_cm_id(&cm_id_priv->id);
 }
 
+/* Milliseconds left of our REQ's budget (ib_send_cm_req()'s) */
+static unsigned int cm_peer_budget_left(const struct cm_peer_wait *wait)
+{
+	unsigned long now = jiffies;
+
+	return time_before(now, wait->deadline) ?
+	       jiffies_to_msecs(wait->deadline - now) : 0;
+}
+
 static void cm_peer_resend_handler(struct work_struct *_work)
 {
 	struct cm_peer_wait *wait = container_of(to_delayed_work(_work),
@@ -1296,6 +1305,10 @@ static void cm_peer_resend_handler(struct work_struct *_work)
 	}
 	memcpy(msg->mad, &wait->req, sizeof(wait->req));
 	msg->timeout_ms = cm_id_priv->timeout_ms;
+	/* what is left of the REQ's budget, not a new one */
+	msg->retries = min_t(u32, msg->retries,
+			     cm_peer_budget_left(wait) /
+			     max_t(u32, msg->timeout_ms, 1));
 	msg->context[1] = (void *)(unsigned long)IB_CM_REQ_SENT;
 	if (ib_post_send_mad(msg, NULL)) {
 		cm_free_priv_msg(msg);
@@ -1325,7 +1338,7 @@ static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
 	lost = cm_id_priv->id.state == IB_CM_REQ_SENT && wait->sent &&
-	       cm_id_priv->msg && cm_peer_window_lost(wait);
+	       cm_id_priv->msg && cm_peer_window_resend(wait);
 	spin_unlock(&cm.lock);
 	if (lost) {
 		/* the flushed send is discarded: cm_process_send_error() */
@@ -1334,7 +1347,8 @@ static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
 			refcount_inc(&cm_id_priv->refcount);
 	}
 	spin_unlock_irq(&cm_id_priv->lock);
-	cm_peer_resend_now(cm_id_priv);
+	if (!lost)
+		cm_peer_resend_now(cm_id_priv);
 }
 
 /* Our REQ waits for its resend: send it now. */

@@ -270,8 +270,8 @@ static void peer_ib_match_mask(struct kunit *test)
  * the longer key expects (listed, its REQ not out) is held for it, though
  * an id of the shorter key, its REQ out, would take it too.  A REQ held
  * when a longer key binds goes to the new first node, and stays
- * claimable.  A REQ for a longer key's listener and a shorter key's id
- * is the listener's.
+ * claimable, and so when the first node goes.  A REQ for a longer key's
+ * listener and a shorter key's id is the listener's.
  */
 static void peer_ib_ring_order(struct kunit *test)
 {
@@ -309,6 +309,23 @@ static void peer_ib_ring_order(struct kunit *test)
 	peer_identity_mask(test, l, p + 3, q + 3, "m", PEER_ID_LEN + 2, NULL);
 	claimed = peer_counter(test, "cm_peer/claimed");
 	peer_claim_held(test, r, s, q + 3);
+	KUNIT_EXPECT_EQ(test, claimed + 1,
+			peer_counter(test, "cm_peer/claimed"));
+
+	/* held in the first node, which goes: the next holds it, claimed */
+	s = peer_end_create(test, "x");
+	l = peer_end_create(test, "y");
+	r = peer_end_create(test, "z");
+	peer_identity(test, s, p + 9, q + 9, "x");
+	peer_identity_mask(test, l, p + 9, q + 9, "y", PEER_ID_LEN + 2, NULL);
+	peer_identity(test, r, q + 9, p + 9, "z");
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p + 9));
+	peer_wait_held(test, held);
+	ib_destroy_cm_id(l->cm_id);
+	l->cm_id = NULL;
+	claimed = peer_counter(test, "cm_peer/claimed");
+	peer_claim_held(test, r, s, q + 9);
 	KUNIT_EXPECT_EQ(test, claimed + 1,
 			peer_counter(test, "cm_peer/claimed"));
 

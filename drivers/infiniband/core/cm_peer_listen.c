@@ -77,15 +77,17 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 	cm_peer_parse_req(req_msg, &req);
 	peer = IBA_GET(CM_REQ_PEER_TO_PEER, req_msg);
 	/*
-	 * In the ring's order, a longer key first: a REQ that a node's ids
-	 * wait for or are held for is theirs; else its listener's, if one
-	 * takes it (a REQ for another address waits on).
+	 * From @node, the tree node, where REQs are held, in the ring's
+	 * order, a longer key first: a REQ that a node's ids wait for or are
+	 * held for is theirs; else its listener's, if one takes it (a REQ
+	 * for another address waits on).
 	 */
 	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node)) {
 		if (peer && (cm_peer_first(&sib->peer_svc->index,
 					   CM_PEER_WAITING, &req.key) ||
-			     cm_peer_first(&sib->peer_svc->index,
-					   CM_PEER_HELD, &req.key)))
+			     (sib == node &&
+			      cm_peer_first(&sib->peer_svc->index,
+					    CM_PEER_HELD, &req.key))))
 			return NULL;
 		listener = cm_peer_find_listener(sib->peer_svc, gid_attr, data);
 		if (listener)

@@ -234,22 +234,6 @@ void cm_peer_window_answered(struct cm_id_private *cm_id_priv)
 	fl->rttvar += abs(err) - (fl->rttvar >> 2);
 }
 
-/*
- * Our REQ is out unanswered past its RTO, within its budget: likely lost.
- * It is timed from now, as about to be sent again.  Under cm.lock.
- */
-bool cm_peer_window_lost(struct cm_peer_wait *wait)
-{
-	lockdep_assert_held(&cm.lock);
-	if (wait->deferred || !wait->out_at ||
-	    time_before(jiffies, wait->out_until) ||
-	    !time_before(jiffies, wait->deadline))
-		return false;
-	wait->out_until = jiffies + cm_peer_rto(wait->port,
-						&wait->port->peer_flow[wait->flow]);
-	return true;
-}
-
 /* A REQ waiting for the window ends with its budget; a timer holds a ref */
 static void cm_peer_window_time(struct cm_peer_wait *wait)
 {
@@ -322,6 +306,34 @@ static bool cm_peer_window_open(struct cm_port *port, int flow)
 	}
 	return port->peer_nr_out < port->cm_dev->peer_window &&
 	       (flow < 0 || cm_peer_flow_open(port, flow));
+}
+
+/*
+ * May our REQ, out unanswered past its RTO within its budget, likely lost,
+ * go again now?  Then it leaves the window as lost to its flow, as
+ * cm_peer_window_open() would take it out, and the next may go again an
+ * RTO later at the earliest.  Under cm.lock.
+ */
+bool cm_peer_window_resend(struct cm_peer_wait *wait)
+{
+	struct cm_port *port = wait->port;
+	struct cm_peer_flow *fl;
+
+	lockdep_assert_held(&cm.lock);
+	if (wait->deferred || !wait->out_at ||
+	    time_before(jiffies, wait->out_until) ||
+	    !time_before(jiffies, wait->deadline))
+		return false;
+	fl = &port->peer_flow[wait->flow];
+	if (!list_empty(&wait->window)) {
+		list_del_init(&wait->window);
+		port->peer_nr_out--;
+		fl->out--;
+		cm_peer_flow_cut(port, fl);
+		cm_peer_kick(port);
+	}
+	wait->out_until = jiffies + cm_peer_rto(port, fl);
+	return true;
 }
 
 static void cm_peer_window_add(struct cm_peer_wait *wait)
