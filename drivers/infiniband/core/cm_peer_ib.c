@@ -1277,15 +1277,6 @@ void cm_peer_resend_failed(struct cm_id_private *cm_id_priv)
 		ib_destroy_cm_id(&cm_id_priv->id);
 }
 
-/* Milliseconds left of our REQ's budget (ib_send_cm_req()'s) */
-static unsigned int cm_peer_budget_left(const struct cm_peer_wait *wait)
-{
-	unsigned long now = jiffies;
-
-	return time_before(now, wait->deadline) ?
-	       jiffies_to_msecs(wait->deadline - now) : 0;
-}
-
 static void cm_peer_resend_handler(struct work_struct *_work)
 {
 	struct cm_peer_wait *wait = container_of(to_delayed_work(_work),
@@ -1306,9 +1297,7 @@ static void cm_peer_resend_handler(struct work_struct *_work)
 	memcpy(msg->mad, &wait->req, sizeof(wait->req));
 	msg->timeout_ms = cm_id_priv->timeout_ms;
 	/* what is left of the REQ's budget, not a new one */
-	msg->retries = min_t(u32, msg->retries,
-			     cm_peer_budget_left(wait) /
-			     max_t(u32, msg->timeout_ms, 1));
+	msg->retries = cm_peer_retries_left(cm_id_priv);
 	msg->context[1] = (void *)(unsigned long)IB_CM_REQ_SENT;
 	if (ib_post_send_mad(msg, NULL)) {
 		cm_free_priv_msg(msg);

@@ -481,8 +481,11 @@ static struct cm_id_private *cm_peer_next_deferred(struct cm_port *port,
 	return cm_id_priv;
 }
 
-/* The retries of a REQ posted late that fit in what is left of its budget */
-static int cm_peer_retries_left(struct cm_id_private *cm_id_priv)
+/*
+ * The retries of a REQ posted late, or sent again, that fit in what is
+ * left of its budget
+ */
+int cm_peer_retries_left(struct cm_id_private *cm_id_priv)
 {
 	unsigned long left = cm_id_priv->peer_wait->deadline - jiffies;
 	unsigned int tries;

@@ -430,6 +430,7 @@ void cm_peer_window_del(struct cm_id_private *cm_id_priv);
 void cm_peer_window_leave(struct cm_id_private *cm_id_priv);
 void cm_peer_window_answered(struct cm_id_private *cm_id_priv);
 bool cm_peer_window_resend(struct cm_peer_wait *wait);
+int cm_peer_retries_left(struct cm_id_private *cm_id_priv);
 void cm_peer_window_expire_handler(struct work_struct *_work);
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
