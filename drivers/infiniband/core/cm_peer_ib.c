@@ -881,7 +881,7 @@ static void cm_peer_wait_key(struct cm_peer_wait *wait,
 }
 
 /* Take an id listed by ib_cm_peer_expect() out, under cm.lock. */
-static void cm_peer_unexpect(struct cm_id_private *cm_id_priv)
+void cm_peer_unexpect(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
 
@@ -1461,7 +1461,8 @@ EXPORT_SYMBOL(ib_send_cm_peer_req);
  * REQ is then held for @cm_id, as one that came while our REQ was being
  * sent, and ib_send_cm_peer_req() claims it.  Holds are bounded as ever:
  * if we never send, it expires and its sender is rejected.  Calling again
- * replaces the key; ib_destroy_cm_id() withdraws it.
+ * replaces the key; ib_send_cm_req() (a client/server REQ then) and
+ * ib_destroy_cm_id() withdraw it.
  *
  * Context: Process context or a work item; does not sleep.
  * Return: 0; -EINVAL when @cm_id is not an idle peer id; -EALREADY or

@@ -45,6 +45,10 @@ static int peer_rdma_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct peer_rdma_end *e = id->context;
 
+	/* one new id per listener: a second would outlive the case */
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+	    e->id != e->listen_id)
+		return -ECONNREFUSED;
 	if ((ev->event == RDMA_CM_EVENT_ESTABLISHED ||
 	     ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
 	     ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE) &&
@@ -939,6 +943,161 @@ static void peer_rdma_expect_early(struct kunit *test)
 }
 
 /*
+ * An id whose ADDR_RESOLVED handler holds up ib_addr's ordered work queue
+ * (ADDR_RESOLVED, and the MAC of a RoCE REQ's reply, come from there)
+ */
+struct peer_rdma_plug {
+	struct rdma_cm_id *id;
+	struct completion entered, release;
+};
+
+static int peer_rdma_plug_handler(struct rdma_cm_id *id,
+				  struct rdma_cm_event *ev)
+{
+	struct peer_rdma_plug *plug = id->context;
+
+	complete(&plug->entered);
+	wait_for_completion_timeout(&plug->release, 3 * PEER_TIMEOUT);
+	return 0;
+}
+
+static void peer_rdma_unplug(void *data)
+{
+	struct peer_rdma_plug *plug = data;
+
+	complete(&plug->release);
+	rdma_destroy_id(plug->id);
+}
+
+/* A plug queued behind what ib_addr has queued already */
+static struct peer_rdma_plug *
+peer_rdma_plug(struct kunit *test, struct sockaddr_in *addr)
+{
+	struct peer_rdma_plug *plug = kunit_kzalloc(test, sizeof(*plug),
+						    GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, plug);
+	init_completion(&plug->entered);
+	init_completion(&plug->release);
+	plug->id = rdma_create_id(&init_net, peer_rdma_plug_handler, plug,
+				  RDMA_PS_TCP, IB_QPT_RC);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(plug->id));
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test,
+							   peer_rdma_unplug,
+							   plug));
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_addr(plug->id, NULL,
+						   (struct sockaddr *)addr,
+						   2000));
+	return plug;
+}
+
+static void peer_rdma_plugged(struct kunit *test, struct peer_rdma_plug *plug)
+{
+	KUNIT_ASSERT_GT(test, wait_for_completion_timeout(&plug->entered,
+							  PEER_TIMEOUT), 0L);
+}
+
+/*
+ * On RoCE the REQ is held from rdma_resolve_addr() on.  b's REQ comes in
+ * and waits for its reply's MAC behind plug 1; then a's address query
+ * starts, behind plug 2.  Plug 1 goes: the REQ is routed while a's query
+ * still waits; it is held, and the listener gets nothing.  Plug 2 goes: a
+ * connects, and turns passive.  Without the early listing the listener
+ * gets the REQ, as RDS's did in the window.
+ */
+static void peer_rdma_expect_resolving(struct kunit *test)
+{
+	struct peer_rdma_plug *plug1, *plug2;
+	struct peer_rdma_end *l, *a, *b;
+	unsigned long passive, held, rx;
+
+	l = peer_rdma_end_create(test, "kl", PEER_RDMA_PORT + 37, 0, true);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(l->id, true));
+	KUNIT_ASSERT_EQ(test, 0, rdma_listen(l->id, 4));
+	l->listen_id = l->id;
+	b = peer_rdma_end_create(test, "kb", PEER_RDMA_PORT + 38,
+				 PEER_RDMA_PORT + 37, false);
+	peer_rdma_prepare(b);
+
+	plug1 = peer_rdma_plug(test, &b->src);
+	peer_rdma_plugged(test, plug1);
+	passive = peer_counter(test, "cm_peer/turned_passive");
+	held = peer_counter(test, "cm_peer/held");
+	rx = peer_counter(test, "cm_rx_msgs/req");
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(b, false));
+	peer_wait_counter(test, "cm_rx_msgs/req", rx);
+
+	plug2 = peer_rdma_plug(test, &b->src);
+	a = peer_rdma_end_alloc(test, "ka",
+				ib_device_get_by_name(peer_dev_name,
+						      RDMA_DRIVER_UNKNOWN));
+	peer_rdma_addr(&a->src, l->src.sin_addr.s_addr, PEER_RDMA_PORT + 37);
+	peer_rdma_addr(&a->dst, l->src.sin_addr.s_addr, PEER_RDMA_PORT + 38);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_reuseaddr(a->id, 1));
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(a->id, true));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(a->id, (struct sockaddr *)&a->src,
+					  (struct sockaddr *)&a->dst, 2000));
+	complete(&plug1->release);
+	peer_rdma_plugged(test, plug2);
+	KUNIT_EXPECT_EQ_MSG(test, 0L,
+			    wait_for_completion_timeout(&l->event, HZ / 2),
+			    "the listener took the REQ: %d", l->last);
+	peer_wait_held(test, held);
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&a->event),
+			       "a's address was resolved: %d", a->last);
+
+	complete(&plug2->release);
+	peer_rdma_expect(a, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(a->id, 2000));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	peer_rdma_qp(a);
+	KUNIT_ASSERT_EQ(test, 0, peer_rdma_connect(a, false));
+	peer_rdma_expect_connected(a, b);
+	KUNIT_EXPECT_GT(test, peer_counter(test, "cm_peer/turned_passive"),
+			passive);
+}
+
+/*
+ * A query that fails takes back what was listed early: a resolves to an
+ * address nobody answers ARP for, then to c's remote address, from c's
+ * address and port, and c claimed that 4-tuple first.  a's rdma_connect()
+ * fails with -EADDRINUSE, as if the first query never was; kept, the
+ * first claim would let it through.
+ */
+static void peer_rdma_addr_error(struct kunit *test)
+{
+	u16 port = PEER_RDMA_PORT + 46;
+	struct peer_rdma_end *a, *c;
+	struct sockaddr_in nobody;
+
+	c = peer_rdma_end_create(test, "kc", port, port + 1, true);
+	peer_rdma_prepare(c);
+	a = peer_rdma_end_alloc(test, "ka",
+				ib_device_get_by_name(peer_dev_name,
+						      RDMA_DRIVER_UNKNOWN));
+	a->src = c->src;
+	a->dst = c->dst;
+	nobody = c->dst;
+	nobody.sin_addr.s_addr = (c->dst.sin_addr.s_addr & htonl(0xffffff00)) |
+				 htonl(200);
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_reuseaddr(a->id, 1));
+	KUNIT_ASSERT_EQ(test, 0, rdma_set_peer_to_peer(a->id, true));
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(a->id, (struct sockaddr *)&a->src,
+					  (struct sockaddr *)&nobody, 500));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ADDR_ERROR);
+	KUNIT_ASSERT_EQ(test, 0,
+			rdma_resolve_addr(a->id, (struct sockaddr *)&a->src,
+					  (struct sockaddr *)&a->dst, 2000));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ADDR_RESOLVED);
+	KUNIT_ASSERT_EQ(test, 0, rdma_resolve_route(a->id, 2000));
+	peer_rdma_expect(a, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	peer_rdma_qp(a);
+	KUNIT_EXPECT_EQ(test, -EADDRINUSE, peer_rdma_connect(a, false));
+}
+
+/*
  * The passive end's REP offers no more RDMA reads than the REQ it answers
  * offers, as a listener's ULP does: with one end asking for 4 each way
  * and the other for 1, both QPs get 1, whichever end turned passive (the
@@ -981,6 +1140,8 @@ static struct kunit_case cm_peer_rdma_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_rdma_ondemand_any),
 	KUNIT_CASE_SLOW(peer_rdma_match),
 	KUNIT_CASE_SLOW(peer_rdma_expect_early),
+	KUNIT_CASE_SLOW(peer_rdma_expect_resolving),
+	KUNIT_CASE_SLOW(peer_rdma_addr_error),
 	KUNIT_CASE_SLOW(peer_rdma_rd_atomic),
 	KUNIT_CASE_SLOW(peer_rdma_ece),
 	KUNIT_CASE_SLOW(peer_rdma_iwarp),

@@ -396,6 +396,7 @@ int cm_req_init_paths(struct cm_work *work, struct cm_av *av,
 /* cm_peer_ib.c */
 bool cm_peer_listed(struct cm_id_private *cm_id_priv);
 void cm_peer_unlist(struct cm_id_private *cm_id_priv);
+void cm_peer_unexpect(struct cm_id_private *cm_id_priv);
 void cm_peer_unbind(struct cm_id_private *cm_id_priv);
 void cm_peer_count(struct cm_port *port, int index);
 void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req);

@@ -236,6 +236,17 @@ static void cma_peer_unbind(struct rdma_id_private *id_priv)
 }
 
 /*
+ * The address query failed after a RoCE id was listed by its key
+ * (cma_peer_expect()): the next query may have another remote address.
+ * Under handler_mutex.
+ */
+void cma_peer_addr_error(struct rdma_id_private *id_priv)
+{
+	if (id_priv->peer_bound)
+		cma_peer_unbind(id_priv);
+}
+
+/*
  * rdma_listen() with the option set (on demand): the listener takes the
  * REQs to its port that no peer id waits for.  It shares its port with
  * the peer ids that connect from it, and only with them: unlike other
