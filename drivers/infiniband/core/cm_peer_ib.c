@@ -881,7 +881,7 @@ static void cm_peer_wait_key(struct cm_peer_wait *wait,
 }
 
 /* Take an id listed by ib_cm_peer_expect() out, under cm.lock. */
-void cm_peer_unexpect(struct cm_id_private *cm_id_priv)
+static void cm_peer_unexpect(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
 
@@ -1461,8 +1461,8 @@ EXPORT_SYMBOL(ib_send_cm_peer_req);
  * REQ is then held for @cm_id, as one that came while our REQ was being
  * sent, and ib_send_cm_peer_req() claims it.  Holds are bounded as ever:
  * if we never send, it expires and its sender is rejected.  Calling again
- * replaces the key; ib_send_cm_req() (a client/server REQ then) and
- * ib_destroy_cm_id() withdraw it.
+ * replaces the key; ib_cm_peer_unexpect() and ib_destroy_cm_id() withdraw
+ * it.  Until then ib_send_cm_req() fails: the REQ of the key is a peer one.
  *
  * Context: Process context or a work item; does not sleep.
  * Return: 0; -EINVAL when @cm_id is not an idle peer id; -EALREADY or
@@ -1500,6 +1500,32 @@ out:
 	return ret;
 }
 EXPORT_SYMBOL(ib_cm_peer_expect);
+
+/**
+ * ib_cm_peer_unexpect - Withdraw ib_cm_peer_expect()
+ * @cm_id: Connection identifier.
+ *
+ * For a ULP whose REQ will not go, or not with that key (rdma_cm when the
+ * address query fails).  A REQ already held for the key stays held until
+ * it is claimed or expires.  Does nothing for an id not expected.
+ *
+ * Context: Any context; does not sleep.
+ */
+void ib_cm_peer_unexpect(struct ib_cm_id *cm_id)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cm_id_priv->lock, flags);
+	if (cm_id_priv->peer_wait) {
+		spin_lock(&cm.lock);
+		cm_peer_unexpect(cm_id_priv);
+		spin_unlock(&cm.lock);
+	}
+	spin_unlock_irqrestore(&cm_id_priv->lock, flags);
+}
+EXPORT_SYMBOL(ib_cm_peer_unexpect);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
 /*
@@ -1573,6 +1599,20 @@ int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid, unsigned long owner)
 	return dest;
 }
 EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_dest);
+
+/* KUnit only: is @cm_id listed by ib_cm_peer_expect()? */
+bool cm_peer_test_expected(struct ib_cm_id *cm_id)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	bool ret;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	ret = cm_peer_expected(cm_id_priv);
+	spin_unlock_irq(&cm_id_priv->lock);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_expected);
 #endif
 
 /*

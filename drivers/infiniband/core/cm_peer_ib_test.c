@@ -547,11 +547,10 @@ static void peer_ib_listen_pending(struct kunit *test)
 
 /*
  * ib_send_cm_req(), not the peer call, on an id that ib_cm_peer_expect()
- * listed sends a client/server REQ, and takes the expectation back: a
- * peer REQ of its key goes to the listener, not held for an id that will
- * never claim it.
+ * listed fails: the REQ of its key is a peer one.  The id stays idle and
+ * listed; the other end's REQ is held for it, and the peer call claims it.
  */
-static void peer_ib_listen_expect_plain(struct kunit *test)
+static void peer_ib_expect_plain_req(struct kunit *test)
 {
 	u64 port = PEER_SID + 0x3c0;
 	struct peer_end *al = peer_end_create(test, "al");
@@ -565,15 +564,39 @@ static void peer_ib_listen_expect_plain(struct kunit *test)
 	peer_identity(test, b, port + 1, port, "b");
 	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_expect(a->cm_id, &a->path.sgid,
 						   &a->path.dgid, a->match));
-	req = peer_req_param(a, port + 2);	/* nobody there */
-	KUNIT_ASSERT_EQ(test, 0, ib_send_cm_req(a->cm_id, &req));
+	req = peer_req_param(a, port + 1);
+	KUNIT_EXPECT_EQ(test, -EINVAL, ib_send_cm_req(a->cm_id, &req));
+	KUNIT_ASSERT_EQ(test, IB_CM_IDLE, a->cm_id->state);
 	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_wait_held(test, held);
+	peer_claim_held(test, b, a, port + 1);
+	KUNIT_EXPECT_FALSE(test, al->got_req);
+}
+
+/*
+ * ib_cm_peer_unexpect() takes the listing back: the other end's REQ of
+ * the key then goes to the listener, not held for the id.
+ */
+static void peer_ib_unexpect(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x3d0;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+
+	peer_listen_on(test, al, port);
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_expect(a->cm_id, &a->path.sgid,
+						   &a->path.dgid, a->match));
+	ib_cm_peer_unexpect(a->cm_id);
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	peer_end_wait(al);
 	peer_end_wait(b);
 	KUNIT_EXPECT_TRUE(test, al->got_req);
 	KUNIT_EXPECT_EQ(test, 0, b->status);
-	KUNIT_EXPECT_EQ(test, held, peer_counter(test, "cm_peer/held"));
+	KUNIT_EXPECT_FALSE(test, a->got_req);
 	peer_exchange(test, al, b);
 }
 
@@ -1153,7 +1176,8 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_listen_takes),
 	KUNIT_CASE_SLOW(peer_ib_listen_collision),
 	KUNIT_CASE_SLOW(peer_ib_listen_pending),
-	KUNIT_CASE_SLOW(peer_ib_listen_expect_plain),
+	KUNIT_CASE_SLOW(peer_ib_expect_plain_req),
+	KUNIT_CASE_SLOW(peer_ib_unexpect),
 	KUNIT_CASE_SLOW(peer_ib_listen_gone),
 	KUNIT_CASE_SLOW(peer_ib_listen_destroy_during_req),
 	KUNIT_CASE_SLOW(peer_ib_client_req_rejected),

@@ -442,24 +442,16 @@ void peer_expect_one_connection(struct kunit *test, struct peer_end *a,
 		   active->qp->qp_num);
 }
 
-/* Wait for counter @name to pass @old */
-void peer_wait_counter(struct kunit *test, const char *name,
-		       unsigned long old)
-{
-	unsigned long deadline = jiffies + PEER_TIMEOUT;
-
-	while (peer_counter(test, name) == old &&
-	       time_before(jiffies, deadline))
-		msleep(20);
-	/* an earlier case's REQ, resent after its expiry, may count too */
-	KUNIT_ASSERT_LE_MSG(test, old + 1, peer_counter(test, name), "%s",
-			    name);
-}
-
 /* Wait for the CM to hold one more REQ than @held0 */
 void peer_wait_held(struct kunit *test, unsigned long held0)
 {
-	peer_wait_counter(test, "cm_peer/held", held0);
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
+
+	while (peer_counter(test, "cm_peer/held") == held0 &&
+	       time_before(jiffies, deadline))
+		msleep(20);
+	/* an earlier case's REQ, resent after its expiry, may be held too */
+	KUNIT_ASSERT_LE(test, held0 + 1, peer_counter(test, "cm_peer/held"));
 }
 
 /* b binds @sid as peer, a sends its REQ, b's CM holds it */

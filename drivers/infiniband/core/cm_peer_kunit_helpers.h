@@ -133,8 +133,6 @@ void peer_exchange(struct kunit *test, struct peer_end *a,
 struct peer_end *peer_passive_of(struct peer_end *a, struct peer_end *b);
 void peer_expect_one_connection(struct kunit *test, struct peer_end *a,
 				struct peer_end *b);
-void peer_wait_counter(struct kunit *test, const char *name,
-		       unsigned long old);
 void peer_wait_held(struct kunit *test, unsigned long held0);
 void peer_hold_at(struct kunit *test, struct peer_end *a,
 		  struct peer_end *b, u64 sid);

@@ -19,5 +19,6 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner);
 unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner);
 int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid, unsigned long owner);
+bool cm_peer_test_expected(struct ib_cm_id *cm_id);
 
 #endif /* _CM_PEER_TEST_H */

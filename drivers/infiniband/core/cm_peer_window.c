@@ -388,7 +388,7 @@ void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
 /*
  * Post our peer REQ, from ib_send_cm_req() under cm_id_priv->lock, or
  * queue it while the window of its port is full.  Not listed (no
- * ib_send_cm_peer_req(), or only ib_cm_peer_expect()): posted as any REQ.
+ * ib_send_cm_peer_req()): posted as any REQ.
  */
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg)
@@ -398,8 +398,6 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 
 	lockdep_assert_held(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
-	/* only expected, this REQ is not the peer call's: client/server */
-	cm_peer_unexpect(cm_id_priv);
 	if (cm_peer_listed(cm_id_priv)) {
 		IBA_SET(CM_REQ_PEER_TO_PEER, (struct cm_req_msg *)msg->mad, 1);
 		wait->port = port;

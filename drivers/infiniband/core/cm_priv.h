@@ -393,10 +393,15 @@ int cm_req_init_paths(struct cm_work *work, struct cm_av *av,
 		      struct cm_av *alt_av);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER)
+/* Listed by ib_cm_peer_expect(): its REQ goes with ib_send_cm_peer_req() */
+static inline bool cm_peer_expected(const struct cm_id_private *cm_id_priv)
+{
+	return cm_id_priv->peer_wait && cm_id_priv->peer_wait->expected;
+}
+
 /* cm_peer_ib.c */
 bool cm_peer_listed(struct cm_id_private *cm_id_priv);
 void cm_peer_unlist(struct cm_id_private *cm_id_priv);
-void cm_peer_unexpect(struct cm_id_private *cm_id_priv);
 void cm_peer_unbind(struct cm_id_private *cm_id_priv);
 void cm_peer_count(struct cm_port *port, int index);
 void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req);
@@ -445,6 +450,11 @@ unsigned int cm_peer_window_dest(const struct cm_av *av, __be64 sid,
 void cm_peer_send_all(struct cm_device *cm_dev);
 #else
 /* CONFIG_INFINIBAND_CM_PEER=n: the hooks of cm.c do nothing */
+static inline bool cm_peer_expected(const struct cm_id_private *cm_id_priv)
+{
+	return false;
+}
+
 static inline void cm_peer_unlist(struct cm_id_private *cm_id_priv)
 {
 }

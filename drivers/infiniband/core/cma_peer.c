@@ -238,12 +238,16 @@ static void cma_peer_unbind(struct rdma_id_private *id_priv)
 /*
  * The address query failed after a RoCE id was listed by its key
  * (cma_peer_expect()): the next query may have another remote address.
- * Under handler_mutex.
+ * The bind stays: ucma reads cm_id.ib without handler_mutex.  Under
+ * handler_mutex.
  */
 void cma_peer_addr_error(struct rdma_id_private *id_priv)
 {
-	if (id_priv->peer_bound)
-		cma_peer_unbind(id_priv);
+	if (!id_priv->peer_bound)
+		return;
+	if (id_priv->cm_id.ib)
+		ib_cm_peer_unexpect(id_priv->cm_id.ib);
+	cma_peer_release_tuple(id_priv);
 }
 
 /*
@@ -548,7 +552,9 @@ EXPORT_SYMBOL(rdma_set_peer_match);
  * rdma_listen() of an id with the option that got an iWARP device fails,
  * with -EOPNOTSUPP.
  *
- * Context: Process context; may sleep.
+ * Context: Process context; may sleep.  With the option, rdma_bind_addr()
+ * and rdma_resolve_addr() take the id's handler lock, as rdma_connect()
+ * does: not from an event handler.
  * Return: 0; -EINVAL for a non-RC or listening id; -EISCONN once
  * rdma_connect() was called; -EADDRINUSE when another peer id has the same
  * local and remote address and port, or when the id shares its address
