@@ -546,6 +546,32 @@ static void peer_ib_listen_pending(struct kunit *test)
 }
 
 /*
+ * b's REQ is at a's listener while a's connect of the key is starting:
+ * the listener hands it back (ib_cm_peer_hold_req()).  No REJ: it is held
+ * for a, whose peer call claims it and turns passive.
+ */
+static void peer_ib_listen_hold_req(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x3e0;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long held;
+
+	peer_listen_on(test, al, port);
+	al->hand_back = true;
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_wait_held(test, held);
+	KUNIT_EXPECT_TRUE(test, al->got_req);
+	KUNIT_EXPECT_EQ(test, 0, al->hand_back_ret);
+	peer_claim_held(test, b, a, port + 1);
+	KUNIT_EXPECT_FALSE(test, b->got_rej);
+}
+
+/*
  * ib_send_cm_req(), not the peer call, on an id that ib_cm_peer_expect()
  * listed fails: the REQ of its key is a peer one.  The id stays idle and
  * listed; the other end's REQ is held for it, and the peer call claims it.
@@ -1176,6 +1202,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_listen_takes),
 	KUNIT_CASE_SLOW(peer_ib_listen_collision),
 	KUNIT_CASE_SLOW(peer_ib_listen_pending),
+	KUNIT_CASE_SLOW(peer_ib_listen_hold_req),
 	KUNIT_CASE_SLOW(peer_ib_expect_plain_req),
 	KUNIT_CASE_SLOW(peer_ib_unexpect),
 	KUNIT_CASE_SLOW(peer_ib_listen_gone),

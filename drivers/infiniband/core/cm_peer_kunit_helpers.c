@@ -70,6 +70,11 @@ int peer_cm_handler(struct ib_cm_id *cm_id,
 		memcpy(e->peer_name, (u8 *)ev->private_data + PEER_ID_LEN,
 		       PEER_NAME_LEN - 1);
 		e->req_on_own_id = ev->param.req_rcvd.listen_id == cm_id;
+		if (e->hand_back) {
+			/* a connect of ours has its key; the CM destroys cm_id */
+			e->hand_back_ret = ib_cm_peer_hold_req(cm_id);
+			return -EAGAIN;
+		}
 		if (e->refuse_req) {
 			/* non-zero return: ib_cm destroys cm_id after us */
 			if (cm_id == e->cm_id)

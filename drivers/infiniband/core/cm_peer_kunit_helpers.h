@@ -87,6 +87,8 @@ struct peer_end {
 	u8 response_timeout;	/* of its REQ, when not 0 */
 	bool refuse_req;	/* fail the REQ event: the CM destroys the id */
 	bool hold_req;		/* leave a REQ or REP unanswered (peer_send_rep()) */
+	bool hand_back;		/* ib_cm_peer_hold_req() on a listener's REQ */
+	int hand_back_ret;
 	unsigned int slow_req_ms;	/* the REQ event takes this long */
 	bool in_req, req_refused;	/* the REQ event began, refused */
 	int rej_reason;

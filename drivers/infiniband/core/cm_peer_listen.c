@@ -100,6 +100,7 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 	/* all of it: an id of another node compares its own length */
 	memcpy(pend->match, req.key.match, sizeof(pend->match));
 	pend->entry.key.match = pend->match;
+	pend->peer = peer;
 	cm_peer_add(&svc->index, CM_PEER_PENDING, &pend->entry);
 	/* the lookup's reference to the node becomes the new id's share */
 	if (svc->node != node) {
@@ -138,6 +139,66 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 	default:
 		return -EISCONN;
 	}
+}
+
+/**
+ * ib_cm_peer_hold_req - Hand a peer REQ a listener got back to its peer ids
+ * @cm_id: The new cm_id of a peer listener's IB_CM_REQ_RECEIVED event
+ *   (ib_cm_insert_peer_listen()), not answered.
+ *
+ * The listener gets a peer REQ that no peer id of its key waits for.  A
+ * ULP whose own connect of that key has started, but is not known to the
+ * CM yet (ib_cm_peer_expect(), ib_send_cm_peer_req()), hands the REQ back
+ * instead of rejecting it: it goes on as if no listener had taken it,
+ * matched with a peer id of its key that is there by now, or held for one
+ * to claim.  Nothing is sent for @cm_id; a REQ that nobody claims expires
+ * as any held REQ.  The handler then returns non-zero, so that @cm_id is
+ * destroyed.
+ *
+ * Context: The IB_CM_REQ_RECEIVED handler of @cm_id.
+ * Return: 0; -EINVAL when @cm_id is not such a cm_id, or its REQ is a
+ * client/server one.
+ */
+int ib_cm_peer_hold_req(struct ib_cm_id *cm_id)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(cm_id, struct cm_id_private, id);
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+	int ret = -EINVAL;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	if (cm_id->state == IB_CM_REQ_RCVD && cm_peer_pending(cm_id_priv) &&
+	    pend->peer && !pend->hold) {
+		/* out of the remote tables: a retransmission is no dup */
+		cm_reset_to_idle(cm_id_priv);
+		spin_lock(&cm.lock);
+		if (!RB_EMPTY_NODE(&pend->entry.node))
+			cm_peer_del(&pend->node->peer_svc->index,
+				    CM_PEER_PENDING, &pend->entry);
+		spin_unlock(&cm.lock);
+		pend->hold = true;
+		ret = 0;
+	}
+	spin_unlock_irq(&cm_id_priv->lock);
+	return ret;
+}
+EXPORT_SYMBOL(ib_cm_peer_hold_req);
+
+/*
+ * After the REQ event of a listener's id, in cm_process_work(): a REQ its
+ * ULP handed back goes the way of one no listener takes.  Returns true
+ * when that took @work.
+ */
+bool cm_peer_redo_req(struct cm_id_private *cm_id_priv, struct cm_work *work)
+{
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+
+	if (!pend || !pend->hold)
+		return false;
+	pend->hold = false;
+	/* cm_peer_req_handler() consumes a reference to the node */
+	refcount_inc(&pend->node->refcount);
+	return !cm_peer_req_handler(work, pend->node);
 }
 
 /**

@@ -264,6 +264,8 @@ struct cm_peer_pending {
 	struct cm_id_private *cm_id_priv;
 	struct cm_id_private *node;	/* a share of it once listed */
 	u8 match[CM_PEER_MATCH_MAX];
+	bool peer;			/* a peer REQ, not client/server */
+	bool hold;			/* ib_cm_peer_hold_req() */
 };
 
 /* A peer id's key: in its node's index while its REQ waits */
@@ -429,6 +431,7 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 					     struct cm_id_private *cm_id_priv,
 					     struct cm_req_msg *req_msg);
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key);
+bool cm_peer_redo_req(struct cm_id_private *cm_id_priv, struct cm_work *work);
 
 /* cm_peer_window.c */
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv);
@@ -526,6 +529,12 @@ cm_peer_listener_takes(struct cm_id_private *node,
 		       struct cm_req_msg *req_msg)
 {
 	return NULL;
+}
+
+static inline bool cm_peer_redo_req(struct cm_id_private *cm_id_priv,
+				    struct cm_work *work)
+{
+	return false;
 }
 
 static inline bool cm_peer_unposted(struct cm_id_private *cm_id_priv)

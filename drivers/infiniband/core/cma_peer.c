@@ -433,6 +433,36 @@ bool rdma_peer_passive(struct rdma_cm_id *id)
 EXPORT_SYMBOL(rdma_peer_passive);
 
 /**
+ * rdma_peer_hold_req - Hold a peer listener's REQ for a connect of ours
+ * @id: The new id of a CONNECT_REQUEST to a listener with the peer option,
+ *   neither accepted nor rejected.
+ *
+ * The listener gets the peer REQs that no connect of ours waits for yet.
+ * A ULP whose own connect of that connection has started, its address or
+ * route still resolving, calls this from the event handler instead of
+ * rejecting the REQ: the REQ is held for that connect, which claims it in
+ * rdma_connect() and turns passive, as for a REQ that came with no
+ * listener.  Nothing is sent; a REQ that no connect claims expires as any
+ * held REQ.  The handler then returns non-zero, which destroys @id.
+ *
+ * Context: The RDMA_CM_EVENT_CONNECT_REQUEST handler of @id.
+ * Return: 0; -EINVAL when @id is not such an id, or its REQ is not a peer
+ * REQ.
+ */
+int rdma_peer_hold_req(struct rdma_cm_id *id)
+{
+	struct rdma_id_private *id_priv =
+		container_of(id, struct rdma_id_private, id);
+
+	lockdep_assert_held(&id_priv->handler_mutex);
+	if (READ_ONCE(id_priv->state) != RDMA_CM_CONNECT || !id->device ||
+	    !rdma_cap_ib_cm(id->device, id->port_num) || !id_priv->cm_id.ib)
+		return -EINVAL;
+	return ib_cm_peer_hold_req(id_priv->cm_id.ib);
+}
+EXPORT_SYMBOL(rdma_peer_hold_req);
+
+/**
  * rdma_peer_report_rtu - Report a passive peer end's RTU as ESTABLISHED
  * @id: Communication identifier about to rdma_accept() its CONNECT_RESPONSE.
  *
