@@ -15,7 +15,8 @@
 # every connection reconnects from both ends at once.  A round may take
 # PEER_RDS_TIMEOUT_MS (60000).
 # Into $out: rds-<tag>.log (the program's report and RDS counters),
-# .rc, and rds-<tag>.events: what happened meanwhile, as "name value":
+# .rc, RDS's kernel log lines (.kmsg), and rds-<tag>.events: what
+# happened meanwhile, as "name value":
 #   rej        REJs this CM sent (ib_cma:icm_send_rej trace events)
 #   qp_create  QPs rdma_cm created (rdma_cma:cm_qp_create)
 #   dropping   "rejected, dropping connection" lines of RDS in the log
@@ -95,6 +96,7 @@ rds_scenario() {
 	done
 	kill "$kmsg"
 	wait "$kmsg" 2>/dev/null
+	grep -i 'rds' "/run/kmsg-$tag" >"$out/rds-$tag.kmsg"
 	{
 		echo "rej $(grep -c 'icm_send_rej:' "$rds_trace/trace")"
 		echo "qp_create $(grep -c 'cm_qp_create:' "$rds_trace/trace")"

@@ -170,6 +170,7 @@ struct cm_peer_held {
 	unsigned long expires;
 	__be32 remote_comm_id;
 	void *req;
+	u8 min_len;		/* claimed by ids of keys this long only */
 };
 
 /*

@@ -373,8 +373,9 @@ static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *head,
 
 	lockdep_assert_held(&cm.lock);
 	for (sib = head; sib && !listed; sib = cm_peer_next_sibling(sib, head))
-		found = cm_peer_find_in(&sib->peer_svc->index, req, role,
-					&listed);
+		if (sib->peer_svc->index.match_len >= req->min_len)
+			found = cm_peer_find_in(&sib->peer_svc->index, req,
+						role, &listed);
 	return found;
 }
 
@@ -414,6 +415,7 @@ static struct cm_peer_held *cm_peer_claim_any(struct cm_id_private *cm_id_priv)
 	     cur = cm_peer_next_in(from, idx, key, cur)) {
 		held = container_of(cur, struct cm_peer_held, entry);
 		if (time_before(jiffies, held->expires) &&
+		    idx->match_len >= held->min_len &&
 		    !cm_peer_listed_before(head, node, &cur->key)) {
 			cm_peer_unhold(&node->peer_svc->cm_dev->peer_held,
 				       held);
@@ -693,6 +695,7 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 	} else {
 		held->entry.key = req->key;
 		held->remote_comm_id = req->comm_id;
+		held->min_len = req->min_len;
 		held->req = work;
 		*ret = cm_peer_hold(&cm_dev->peer_held, &head->peer_svc->index,
 				    held, req->age_ms);
@@ -1004,8 +1007,12 @@ out:
 	return ret;
 }
 
-/* A REQ reached the peer node @node; consumes the reference to @node. */
-int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
+/*
+ * A REQ reached the peer node @node, for ids of keys @min_len long or
+ * longer; consumes the reference to @node.
+ */
+static int cm_peer_handle_req(struct cm_work *work,
+			      struct cm_id_private *node, u8 min_len)
 {
 	struct cm_req_msg *req_msg =
 		(struct cm_req_msg *)work->mad_recv_wc->recv_buf.mad;
@@ -1025,6 +1032,7 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
 		return -EINVAL;
 	}
 	cm_peer_parse_req(req_msg, &req);
+	req.min_len = min_len;
 	cm_id_priv = cm_peer_match_req(work, node, &req, NULL, &dup, &role,
 				       &ret);
 	if (!cm_id_priv) {
@@ -1075,6 +1083,32 @@ int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
 	}
 	cm_deref_id(cm_id_priv);
 	return ret;
+}
+
+int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node)
+{
+	return cm_peer_handle_req(work, node, 0);
+}
+
+/*
+ * After the REQ event of a peer listener's id, in cm_process_work(): a REQ
+ * its ULP handed back (ib_cm_peer_hold_req()) goes on as one that no
+ * listener takes, for the ids of the listener's node or of a longer key's:
+ * a shorter key's user of the port does not get it, as it would not have
+ * from the listener.  Returns true when that took @work.
+ */
+bool cm_peer_redo_req(struct cm_id_private *cm_id_priv, struct cm_work *work)
+{
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+
+	if (!pend || !pend->hold ||
+	    work->cm_event.event != IB_CM_REQ_RECEIVED)
+		return false;
+	pend->hold = false;
+	/* cm_peer_handle_req() consumes a reference to the node */
+	refcount_inc(&pend->node->refcount);
+	return !cm_peer_handle_req(work, pend->node,
+				   pend->node->peer_svc->index.match_len);
 }
 
 /**

@@ -556,7 +556,7 @@ static void peer_ib_listen_hold_req(struct kunit *test)
 	struct peer_end *al = peer_end_create(test, "al");
 	struct peer_end *a = peer_end_create(test, "a");
 	struct peer_end *b = peer_end_create(test, "b");
-	unsigned long held;
+	unsigned long held, claimed;
 
 	peer_listen_on(test, al, port);
 	al->hand_back = true;
@@ -566,9 +566,45 @@ static void peer_ib_listen_hold_req(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	peer_wait_held(test, held);
 	KUNIT_EXPECT_TRUE(test, al->got_req);
-	KUNIT_EXPECT_EQ(test, 0, al->hand_back_ret);
+	KUNIT_EXPECT_EQ(test, 0, READ_ONCE(al->hand_back_ret));
+	claimed = peer_counter(test, "cm_peer/claimed");
 	peer_claim_held(test, b, a, port + 1);
+	KUNIT_EXPECT_LT(test, claimed, peer_counter(test, "cm_peer/claimed"));
 	KUNIT_EXPECT_FALSE(test, b->got_rej);
+}
+
+/*
+ * A REQ handed back by a longer key's listener is held for that key: an
+ * id of a shorter key with its REQ out, which would match it, does not
+ * get it (a user of the port does not take a ULP's REQ); the longer key's
+ * id claims it.
+ */
+static void peer_ib_listen_hold_req_floor(struct kunit *test)
+{
+	u64 p = PEER_SID + 0x3f0, q = p + 1, z = p + 2;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *s = peer_end_create(test, "s");
+	struct peer_end *l = peer_end_create(test, "l");
+	struct peer_end *r = peer_end_create(test, "r");
+	unsigned long held;
+
+	peer_listen_on_len(test, al, p, PEER_ID_LEN + 2);
+	al->hand_back = true;
+	peer_identity(test, s, p, q, "s");
+	peer_identity(test, r, q, p, "r");
+	/* s's REQ goes where nobody is: s waits, sent, and matches r's */
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(s, z));
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p));
+	peer_wait_held(test, held);
+	KUNIT_EXPECT_TRUE(test, al->got_req);
+	KUNIT_EXPECT_FALSE(test, s->got_req);
+	peer_identity_mask(test, l, p, q, "l", PEER_ID_LEN + 2, NULL);
+	l->match[PEER_ID_LEN] = 'r';
+	l->match[PEER_ID_LEN + 1] = 0;
+	peer_claim_held(test, r, l, q);
+	KUNIT_EXPECT_STREQ(test, l->peer_name, "r");
+	KUNIT_EXPECT_FALSE(test, s->got_req);
 }
 
 /*
@@ -1203,6 +1239,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_listen_collision),
 	KUNIT_CASE_SLOW(peer_ib_listen_pending),
 	KUNIT_CASE_SLOW(peer_ib_listen_hold_req),
+	KUNIT_CASE_SLOW(peer_ib_listen_hold_req_floor),
 	KUNIT_CASE_SLOW(peer_ib_expect_plain_req),
 	KUNIT_CASE_SLOW(peer_ib_unexpect),
 	KUNIT_CASE_SLOW(peer_ib_listen_gone),

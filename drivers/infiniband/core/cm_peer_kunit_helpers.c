@@ -72,7 +72,8 @@ int peer_cm_handler(struct ib_cm_id *cm_id,
 		e->req_on_own_id = ev->param.req_rcvd.listen_id == cm_id;
 		if (e->hand_back) {
 			/* a connect of ours has its key; the CM destroys cm_id */
-			e->hand_back_ret = ib_cm_peer_hold_req(cm_id);
+			WRITE_ONCE(e->hand_back_ret,
+				   ib_cm_peer_hold_req(cm_id));
 			return -EAGAIN;
 		}
 		if (e->refuse_req) {

@@ -151,13 +151,14 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
  * CM yet (ib_cm_peer_expect(), ib_send_cm_peer_req()), hands the REQ back
  * instead of rejecting it: it goes on as if no listener had taken it,
  * matched with a peer id of its key that is there by now, or held for one
- * to claim.  Nothing is sent for @cm_id; a REQ that nobody claims expires
- * as any held REQ.  The handler then returns non-zero, so that @cm_id is
- * destroyed.
+ * to claim, of the listener's node or a longer key's.  Nothing is sent for
+ * @cm_id; a REQ that nobody claims expires as any held REQ.
  *
- * Context: The IB_CM_REQ_RECEIVED handler of @cm_id.
+ * Context: Only from the IB_CM_REQ_RECEIVED handler of @cm_id, before it
+ * answers; does not sleep.  The handler must then return non-zero, so
+ * that @cm_id is destroyed.
  * Return: 0; -EINVAL when @cm_id is not such a cm_id, or its REQ is a
- * client/server one.
+ * client/server one; -EOPNOTSUPP without CONFIG_INFINIBAND_CM_PEER.
  */
 int ib_cm_peer_hold_req(struct ib_cm_id *cm_id)
 {
@@ -169,13 +170,11 @@ int ib_cm_peer_hold_req(struct ib_cm_id *cm_id)
 	spin_lock_irq(&cm_id_priv->lock);
 	if (cm_id->state == IB_CM_REQ_RCVD && cm_peer_pending(cm_id_priv) &&
 	    pend->peer && !pend->hold) {
-		/* out of the remote tables: a retransmission is no dup */
+		/*
+		 * Out of the remote tables, so that a retransmission is no
+		 * dup, and of the listener's index (cm_peer_unlist()).
+		 */
 		cm_reset_to_idle(cm_id_priv);
-		spin_lock(&cm.lock);
-		if (!RB_EMPTY_NODE(&pend->entry.node))
-			cm_peer_del(&pend->node->peer_svc->index,
-				    CM_PEER_PENDING, &pend->entry);
-		spin_unlock(&cm.lock);
 		pend->hold = true;
 		ret = 0;
 	}
@@ -183,23 +182,6 @@ int ib_cm_peer_hold_req(struct ib_cm_id *cm_id)
 	return ret;
 }
 EXPORT_SYMBOL(ib_cm_peer_hold_req);
-
-/*
- * After the REQ event of a listener's id, in cm_process_work(): a REQ its
- * ULP handed back goes the way of one no listener takes.  Returns true
- * when that took @work.
- */
-bool cm_peer_redo_req(struct cm_id_private *cm_id_priv, struct cm_work *work)
-{
-	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
-
-	if (!pend || !pend->hold)
-		return false;
-	pend->hold = false;
-	/* cm_peer_req_handler() consumes a reference to the node */
-	refcount_inc(&pend->node->refcount);
-	return !cm_peer_req_handler(work, pend->node);
-}
 
 /**
  * ib_cm_insert_peer_listen - Listen on a peer service ID (on demand)

@@ -306,6 +306,7 @@ struct cm_peer_req {
 	struct cm_peer_ident remote;
 	__be32 comm_id;
 	unsigned int age_ms;
+	u8 min_len;		/* for ids of keys this long only */
 };
 
 /*
@@ -416,6 +417,7 @@ void cm_peer_drain(struct cm_device *cm_dev);
 struct cm_id_private *cm_peer_route_req(struct cm_work *work,
 					struct cm_id_private *listen);
 int cm_peer_req_handler(struct cm_work *work, struct cm_id_private *node);
+bool cm_peer_redo_req(struct cm_id_private *cm_id_priv, struct cm_work *work);
 void cm_peer_keep_req(struct cm_id_private *cm_id_priv);
 bool cm_peer_persist(struct cm_id_private *cm_id_priv,
 		     const struct cm_rej_msg *rej_msg);
@@ -431,7 +433,6 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 					     struct cm_id_private *cm_id_priv,
 					     struct cm_req_msg *req_msg);
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key);
-bool cm_peer_redo_req(struct cm_id_private *cm_id_priv, struct cm_work *work);
 
 /* cm_peer_window.c */
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv);

@@ -445,9 +445,10 @@ EXPORT_SYMBOL(rdma_peer_passive);
  * listener.  Nothing is sent; a REQ that no connect claims expires as any
  * held REQ.  The handler then returns non-zero, which destroys @id.
  *
- * Context: The RDMA_CM_EVENT_CONNECT_REQUEST handler of @id.
+ * Context: Only from the RDMA_CM_EVENT_CONNECT_REQUEST handler of @id (its
+ * handler_mutex held), before it accepts or rejects; does not sleep.
  * Return: 0; -EINVAL when @id is not such an id, or its REQ is not a peer
- * REQ.
+ * REQ; -EOPNOTSUPP without CONFIG_INFINIBAND_CM_PEER.
  */
 int rdma_peer_hold_req(struct rdma_cm_id *id)
 {
@@ -455,7 +456,7 @@ int rdma_peer_hold_req(struct rdma_cm_id *id)
 		container_of(id, struct rdma_id_private, id);
 
 	lockdep_assert_held(&id_priv->handler_mutex);
-	if (READ_ONCE(id_priv->state) != RDMA_CM_CONNECT || !id->device ||
+	if (id_priv->state != RDMA_CM_CONNECT || !id->device ||
 	    !rdma_cap_ib_cm(id->device, id->port_num) || !id_priv->cm_id.ib)
 		return -EINVAL;
 	return ib_cm_peer_hold_req(id_priv->cm_id.ib);
