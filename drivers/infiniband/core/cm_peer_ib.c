@@ -366,17 +366,36 @@ static struct cm_id_private *cm_peer_ring_head(struct cm_id_private *node)
  */
 static struct cm_id_private *cm_peer_find_peer(struct cm_id_private *head,
 					       const struct cm_peer_req *req,
-					       int *role)
+					       u8 min_len, int *role)
 {
 	struct cm_id_private *sib, *found = NULL;
 	bool listed = false;
 
 	lockdep_assert_held(&cm.lock);
 	for (sib = head; sib && !listed; sib = cm_peer_next_sibling(sib, head))
-		if (sib->peer_svc->index.match_len >= req->min_len)
+		if (sib->peer_svc->index.match_len >= min_len)
 			found = cm_peer_find_in(&sib->peer_svc->index, req,
 						role, &listed);
 	return found;
+}
+
+/*
+ * The shortest key that may take @req: a REQ of its key held for a longer
+ * one's (handed back, ib_cm_peer_hold_req()) keeps its resends and
+ * successors from a shorter key's ids too.  Under cm.lock.
+ */
+static u8 cm_peer_req_floor(struct cm_id_private *head,
+			    const struct cm_peer_req *req)
+{
+	struct cm_peer_index *idx = &head->peer_svc->index;
+	struct cm_peer_entry *cur;
+	u8 len = req->min_len;
+
+	for (cur = cm_peer_first(idx, CM_PEER_HELD, &req->key); cur;
+	     cur = cm_peer_next(idx, cur))
+		len = max(len, container_of(cur, struct cm_peer_held,
+					    entry)->min_len);
+	return len;
 }
 
 /* Has a node before @node in @head's ring an id listed for @key? */
@@ -672,6 +691,7 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 	struct cm_id_private *cm_id_priv, *head;
 	struct rb_node *rb;
 	LIST_HEAD(dead);
+	u8 min_len = 0;
 
 	spin_lock_irq(&cm.lock);
 	/* the tree node may have changed since cm_peer_route_req() */
@@ -684,8 +704,10 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 	}
 	cm_id_priv = __cm_find_remote_id(req->remote.ca_guid, req->comm_id);
 	*dup = cm_id_priv;
+	if (head)
+		min_len = cm_peer_req_floor(head, req);
 	if (!cm_id_priv && head)
-		cm_id_priv = cm_peer_find_peer(head, req, role);
+		cm_id_priv = cm_peer_find_peer(head, req, min_len, role);
 	if (cm_id_priv || !held)
 		goto out;
 	if (!head) {
@@ -695,7 +717,7 @@ static struct cm_id_private *cm_peer_match_req(struct cm_work *work,
 	} else {
 		held->entry.key = req->key;
 		held->remote_comm_id = req->comm_id;
-		held->min_len = req->min_len;
+		held->min_len = min_len;
 		held->req = work;
 		*ret = cm_peer_hold(&cm_dev->peer_held, &head->peer_svc->index,
 				    held, req->age_ms);

@@ -576,8 +576,8 @@ static void peer_ib_listen_hold_req(struct kunit *test)
 /*
  * A REQ handed back by a longer key's listener is held for that key: an
  * id of a shorter key with its REQ out, which would match it, does not
- * get it (a user of the port does not take a ULP's REQ); the longer key's
- * id claims it.
+ * get it, nor its resend (a user of the port does not take a ULP's REQ);
+ * the longer key's id claims it.
  */
 static void peer_ib_listen_hold_req_floor(struct kunit *test)
 {
@@ -598,6 +598,9 @@ static void peer_ib_listen_hold_req_floor(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p));
 	peer_wait_held(test, held);
 	KUNIT_EXPECT_TRUE(test, al->got_req);
+	/* r's resend finds it held (an MRA), not s, which would match it */
+	peer_wait_mra(r);
+	KUNIT_EXPECT_TRUE(test, r->got_mra);
 	KUNIT_EXPECT_FALSE(test, s->got_req);
 	peer_identity_mask(test, l, p, q, "l", PEER_ID_LEN + 2, NULL);
 	l->match[PEER_ID_LEN] = 'r';

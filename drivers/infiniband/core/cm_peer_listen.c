@@ -133,6 +133,9 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 		return 0;
 	pend = container_of(entry, struct cm_peer_pending, entry);
 	switch (READ_ONCE(pend->cm_id_priv->id.state)) {
+	case IB_CM_IDLE:
+		/* rejected or handed back, about to leave the index */
+		return 0;
 	case IB_CM_REQ_RCVD:
 	case IB_CM_MRA_REQ_SENT:
 		return -EALREADY;
