@@ -158,6 +158,7 @@ struct cm_peer_entry *cm_peer_next(const struct cm_peer_index *idx,
  * @expires: jiffies after which it is no longer claimable
  * @remote_comm_id: REQ:Local Communication ID
  * @req: the caller's, e.g. the REQ's receive work
+ * @min_len: the caller's, e.g. the shortest key that may claim it
  *
  * Allocated and freed by the caller; owned by the queue from
  * cm_peer_hold() until one of the functions that take it out returns it.
@@ -170,7 +171,7 @@ struct cm_peer_held {
 	unsigned long expires;
 	__be32 remote_comm_id;
 	void *req;
-	u8 min_len;		/* claimed by ids of keys this long only */
+	u8 min_len;
 };
 
 /*

@@ -116,32 +116,36 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 /*
  * A connection of @key that a listener of @node's service ID took, in
  * any of its nodes: -EALREADY while its REQ is unanswered, -EISCONN
- * after; 0 when there is none.  Under cm.lock.
+ * after; 0 when there is none.  An id that is idle (rejected or handed
+ * back) is about to leave the index: it hides no other.  Under cm.lock.
  */
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 {
 	const struct cm_peer_index *idx = &node->peer_svc->index;
-	struct cm_peer_entry *entry = NULL;
+	struct cm_peer_entry *entry;
 	struct cm_peer_pending *pend;
+	struct cm_peer_index *from;
 	struct cm_id_private *sib;
 
 	lockdep_assert_held(&cm.lock);
-	for (sib = node; sib && !entry; sib = cm_peer_next_sibling(sib, node))
-		entry = cm_peer_first_in(&sib->peer_svc->index,
-					 CM_PEER_PENDING, idx, key);
-	if (!entry)
-		return 0;
-	pend = container_of(entry, struct cm_peer_pending, entry);
-	switch (READ_ONCE(pend->cm_id_priv->id.state)) {
-	case IB_CM_IDLE:
-		/* rejected or handed back, about to leave the index */
-		return 0;
-	case IB_CM_REQ_RCVD:
-	case IB_CM_MRA_REQ_SENT:
-		return -EALREADY;
-	default:
-		return -EISCONN;
+	for (sib = node; sib; sib = cm_peer_next_sibling(sib, node)) {
+		from = &sib->peer_svc->index;
+		for (entry = cm_peer_first_in(from, CM_PEER_PENDING, idx, key);
+		     entry; entry = cm_peer_next_in(from, idx, key, entry)) {
+			pend = container_of(entry, struct cm_peer_pending,
+					    entry);
+			switch (READ_ONCE(pend->cm_id_priv->id.state)) {
+			case IB_CM_IDLE:
+				continue;
+			case IB_CM_REQ_RCVD:
+			case IB_CM_MRA_REQ_SENT:
+				return -EALREADY;
+			default:
+				return -EISCONN;
+			}
+		}
 	}
+	return 0;
 }
 
 /**
