@@ -1612,6 +1612,21 @@ int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 }
 EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_limits);
 
+/* KUnit only: how many peer REQs @device holds now */
+unsigned int cm_peer_test_held(struct ib_device *device)
+{
+	struct cm_device *cm_dev = ib_get_client_data(device, &cm_client);
+	unsigned int count;
+
+	if (!cm_dev)
+		return 0;
+	spin_lock_irq(&cm.lock);
+	count = cm_dev->peer_held.count;
+	spin_unlock_irq(&cm.lock);
+	return count;
+}
+EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_held);
+
 /* KUnit only: the flow of @device's window that peer REQs of @owner take */
 unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner)
 {

@@ -16,6 +16,8 @@ struct ib_cm_id;
 int cm_peer_test_limits(struct ib_device *device, unsigned int max_held,
 			unsigned int max_held_svc, unsigned int max_age_ms,
 			unsigned int window, unsigned int rto_ms);
+/* how many peer REQs @device holds now, counted under the CM's lock */
+unsigned int cm_peer_test_held(struct ib_device *device);
 unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner);
 unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner);
 int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid, unsigned long owner);
