@@ -34,9 +34,12 @@ void cm_peer_unlist(struct cm_id_private *cm_id_priv)
 		cm_peer_del(&cm_id_priv->peer_node->peer_svc->index,
 			    CM_PEER_WAITING, &cm_id_priv->peer_wait->entry);
 	}
-	if (pend && pend->node && !RB_EMPTY_NODE(&pend->entry.node))
+	if (pend && pend->node && !RB_EMPTY_NODE(&pend->entry.node)) {
 		cm_peer_del(&pend->node->peer_svc->index, CM_PEER_PENDING,
 			    &pend->entry);
+		if (pend->hands_back && !pend->hold)
+			cm_peer_unbehind(pend);
+	}
 	/* before cm_destroy_id() waits for the REQs delivered through it */
 	if (cm_id_priv->peer_listen)
 		list_del_init(&cm_id_priv->peer_listen_item);
@@ -328,9 +331,11 @@ static struct cm_id_private *cm_peer_find_in(struct cm_peer_index *idx,
 	*listed = entry;
 	for (; entry; entry = cm_peer_next(idx, entry)) {
 		wait = container_of(entry, struct cm_peer_wait, entry);
-		if (wait->deferred && !list_empty(&wait->window)) {
+		if (wait->deferred &&
+		    (wait->behind || !list_empty(&wait->window))) {
 			/* ours never left: no arbitration, we give way */
 			list_del_init(&wait->window);
+			wait->behind = false;
 			*role = CM_PEER_PASSIVE;
 			/* the unposted REQ holds a reference */
 			refcount_inc(&wait->cm_id_priv->refcount);
@@ -937,7 +942,8 @@ static void cm_peer_set_key(struct cm_id_private *cm_id_priv,
  * ib_send_cm_peer_req() on an idle id: take over the other end's REQ if it
  * is held, in one section with the remote tables (see cm_peer_match_req());
  * else list the id, not matchable before its REQ is out (cm_peer_list()),
- * unless the listener took a REQ of the key.  Returns the held REQ's work,
+ * unless the listener took a REQ of the key; behind it when the listener
+ * may hand it back.  Returns the held REQ's work,
  * NULL when none is held, or an ERR_PTR.
  */
 static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
@@ -948,6 +954,7 @@ static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
 	struct cm_work *work = NULL, *stale = NULL;
 	struct cm_timewait_info *tw;
 	struct cm_peer_held *held;
+	bool behind;
 	int ret;
 
 	tw = cm_create_timewait_info(cm_id_priv->id.local_id);
@@ -968,12 +975,17 @@ static struct cm_work *cm_peer_claim_req(struct cm_id_private *cm_id_priv,
 	cm_peer_set_key(cm_id_priv, param, match);
 	ret = cm_peer_taken(cm_id_priv->peer_node,
 			    &cm_id_priv->peer_wait->entry.key);
+	/* the listener's answer first: our REQ waits, unsent */
+	behind = ret == -EINPROGRESS;
+	if (behind)
+		ret = 0;
 	held = ret ? NULL : cm_peer_claim_any(cm_id_priv);
 	if (ret) {
 		work = ERR_PTR(ret);
 	} else if (!held) {
 		cm_peer_add(&svc->index, CM_PEER_WAITING,
 			    &cm_id_priv->peer_wait->entry);
+		cm_id_priv->peer_wait->behind = behind;
 	} else {
 		work = cm_peer_claimed_work(held);
 		cm_id_priv->timewait_info = tw;
@@ -1545,6 +1557,9 @@ int ib_cm_peer_expect(struct ib_cm_id *cm_id, const union ib_gid *local_gid,
 	cm_peer_wait_key(wait, local_gid, remote_gid, match);
 	wait->sent = false;
 	ret = cm_peer_taken(cm_id_priv->peer_node, &wait->entry.key);
+	/* a REQ the listener may hand back is then held for us */
+	if (ret == -EINPROGRESS)
+		ret = 0;
 	if (!ret) {
 		/* not matchable: cm_peer_find_peer() skips it, REQs are held */
 		cm_peer_add(&svc->index, CM_PEER_WAITING, &wait->entry);

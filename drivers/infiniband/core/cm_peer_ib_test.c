@@ -574,6 +574,75 @@ static void peer_ib_listen_hold_req(struct kunit *test)
 }
 
 /*
+ * b's REQ reaches a's listener, whose handler runs late (behind another
+ * REQ's in a ULP); a's connect of the key starts meanwhile.  The listener
+ * hands REQs back (ib_cm_peer_listen_hands_back()): a's connect does not
+ * fail with -EALREADY, its REQ waits unsent for the answer.  Handed back,
+ * b's REQ comes to a, which turns passive: one connection, no REJ.
+ */
+static void peer_ib_listen_behind(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x400;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long deferred;
+
+	ib_cm_peer_listen_hands_back(peer_listen_on(test, al, port));
+	al->hand_back = true;
+	al->slow_req_ms = 500;
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_wait_in_req(test, al);
+	deferred = peer_counter(test, "cm_peer/deferred");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	KUNIT_EXPECT_EQ(test, deferred + 1,
+			peer_counter(test, "cm_peer/deferred"));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	KUNIT_EXPECT_EQ(test, 0, READ_ONCE(al->hand_back_ret));
+	peer_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_TRUE(test, a->got_req);
+	KUNIT_EXPECT_STREQ(test, a->peer_name, "b");
+	KUNIT_EXPECT_FALSE(test, b->got_rej);
+	peer_exchange(test, a, b);
+}
+
+/*
+ * As peer_ib_listen_behind(), but the listener rejects b's REQ: a's REQ,
+ * which waited behind it, goes then, and is held at b's service ID, where
+ * a later connect of b's key claims it.
+ */
+static void peer_ib_listen_behind_rej(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x410;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	struct peer_end *b2 = peer_end_create(test, "b2");
+	unsigned long held;
+
+	ib_cm_peer_listen_hands_back(peer_listen_on(test, al, port));
+	al->refuse_req = true;
+	al->slow_req_ms = 500;
+	/* a resend of b's REQ after the REJ would find a's connect */
+	b->response_timeout = 20;
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	peer_wait_in_req(test, al);
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	peer_end_wait(b);
+	KUNIT_EXPECT_TRUE(test, b->got_rej);
+	peer_wait_held(test, held);
+	KUNIT_EXPECT_FALSE(test, a->got_req);
+	peer_identity(test, b2, port + 1, port, "b2");
+	peer_claim_held(test, a, b2, port);
+}
+
+/*
  * A REQ handed back by a longer key's listener is held for that key: an
  * id of a shorter key with its REQ out, which would match it, does not
  * get it, nor its resend (a user of the port does not take a ULP's REQ);
@@ -1242,6 +1311,8 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_listen_collision),
 	KUNIT_CASE_SLOW(peer_ib_listen_pending),
 	KUNIT_CASE_SLOW(peer_ib_listen_hold_req),
+	KUNIT_CASE_SLOW(peer_ib_listen_behind),
+	KUNIT_CASE_SLOW(peer_ib_listen_behind_rej),
 	KUNIT_CASE_SLOW(peer_ib_listen_hold_req_floor),
 	KUNIT_CASE_SLOW(peer_ib_expect_plain_req),
 	KUNIT_CASE_SLOW(peer_ib_unexpect),

@@ -484,6 +484,16 @@ void peer_claim_held(struct kunit *test, struct peer_end *a,
 	peer_exchange(test, a, b);
 }
 
+/* Wait for the REQ event of @e, a listener's end, to begin. */
+void peer_wait_in_req(struct kunit *test, struct peer_end *e)
+{
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
+
+	while (!READ_ONCE(e->in_req) && time_before(jiffies, deadline))
+		usleep_range(5000, 10000);
+	KUNIT_ASSERT_TRUE(test, READ_ONCE(e->in_req));
+}
+
 /* Wait, while @e is connecting, for an MRA to its REQ. */
 void peer_wait_mra(struct peer_end *e)
 {

@@ -140,6 +140,7 @@ void peer_hold_at(struct kunit *test, struct peer_end *a,
 		  struct peer_end *b, u64 sid);
 void peer_claim_held(struct kunit *test, struct peer_end *a,
 		     struct peer_end *b, u64 sid);
+void peer_wait_in_req(struct kunit *test, struct peer_end *e);
 void peer_wait_mra(struct peer_end *e);
 void peer_identity(struct kunit *test, struct peer_end *e, u64 sid,
 		   u64 peer_sid, const char *name);

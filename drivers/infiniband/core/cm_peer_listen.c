@@ -101,6 +101,7 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 	memcpy(pend->match, req.key.match, sizeof(pend->match));
 	pend->entry.key.match = pend->match;
 	pend->peer = peer;
+	pend->hands_back = READ_ONCE(listener->peer_hands_back);
 	cm_peer_add(&svc->index, CM_PEER_PENDING, &pend->entry);
 	/* the lookup's reference to the node becomes the new id's share */
 	if (svc->node != node) {
@@ -115,9 +116,10 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 
 /*
  * A connection of @key that a listener of @node's service ID took, in
- * any of its nodes: -EALREADY while its REQ is unanswered, -EISCONN
- * after; 0 when there is none.  An id that is idle (rejected or handed
- * back) is about to leave the index: it hides no other.  Under cm.lock.
+ * any of its nodes: -EALREADY while its REQ is unanswered, -EINPROGRESS
+ * instead when the listener may hand it back, -EISCONN after; 0 when
+ * there is none.  An id that is idle (rejected or handed back) is about
+ * to leave the index: it hides no other.  Under cm.lock.
  */
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 {
@@ -139,13 +141,46 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 				continue;
 			case IB_CM_REQ_RCVD:
 			case IB_CM_MRA_REQ_SENT:
-				return -EALREADY;
+				return pend->hands_back ? -EINPROGRESS :
+							  -EALREADY;
 			default:
 				return -EISCONN;
 			}
 		}
 	}
 	return 0;
+}
+
+/*
+ * The listener's REQ @pend left the index, not handed back: rejected, its
+ * id destroyed or its connection over.  The REQs that waited behind it,
+ * unsent (cm_peer_claim_req()), go now.  A REQ handed back comes to them
+ * instead (cm_peer_redo_req()).  Under cm.lock.
+ */
+void cm_peer_unbehind(struct cm_peer_pending *pend)
+{
+	const struct cm_peer_index *idx = &pend->node->peer_svc->index;
+	const struct cm_peer_key *key = &pend->entry.key;
+	struct cm_peer_entry *entry;
+	struct cm_peer_index *from;
+	struct cm_peer_wait *wait;
+	struct cm_id_private *sib;
+
+	lockdep_assert_held(&cm.lock);
+	for (sib = pend->node; sib;
+	     sib = cm_peer_next_sibling(sib, pend->node)) {
+		from = &sib->peer_svc->index;
+		for (entry = cm_peer_first_in(from, CM_PEER_WAITING, idx, key);
+		     entry; entry = cm_peer_next_in(from, idx, key, entry)) {
+			wait = container_of(entry, struct cm_peer_wait, entry);
+			if (!wait->behind)
+				continue;
+			wait->behind = false;
+			/* not deferred yet: cm_peer_post_req() posts it */
+			if (wait->deferred)
+				cm_peer_requeue(wait);
+		}
+	}
 }
 
 /**
@@ -179,16 +214,42 @@ int ib_cm_peer_hold_req(struct ib_cm_id *cm_id)
 	    pend->peer && !pend->hold) {
 		/*
 		 * Out of the remote tables, so that a retransmission is no
-		 * dup, and of the listener's index (cm_peer_unlist()).
+		 * dup, and of the listener's index (cm_peer_unlist()), as
+		 * handed back: the REQs behind it wait for it.
 		 */
-		cm_reset_to_idle(cm_id_priv);
 		pend->hold = true;
+		cm_reset_to_idle(cm_id_priv);
 		ret = 0;
 	}
 	spin_unlock_irq(&cm_id_priv->lock);
 	return ret;
 }
 EXPORT_SYMBOL(ib_cm_peer_hold_req);
+
+/**
+ * ib_cm_peer_listen_hands_back - Let connects wait for a listener's answer
+ * @listen_id: A listener from ib_cm_insert_peer_listen().
+ *
+ * For a ULP whose listener hands back (ib_cm_peer_hold_req()) the REQs of
+ * the connections it is connecting itself.  Its handler may run late,
+ * behind another REQ's.  Meanwhile ib_send_cm_peer_req() of a key whose
+ * REQ the listener has, unanswered, does not fail with -EALREADY: it
+ * builds its REQ, which waits unsent for the listener's answer.  Handed
+ * back, the listener's REQ comes to this connect, which turns passive;
+ * rejected, or its cm_id destroyed, the waiting REQ goes; accepted, the
+ * connect fails with IB_CM_REQ_ERROR when its budget is spent.  REQs
+ * that the listener got before this call are not waited for.
+ *
+ * Context: Process context; does not sleep.
+ */
+void ib_cm_peer_listen_hands_back(struct ib_cm_id *listen_id)
+{
+	struct cm_id_private *cm_id_priv =
+		container_of(listen_id, struct cm_id_private, id);
+
+	WRITE_ONCE(cm_id_priv->peer_hands_back, true);
+}
+EXPORT_SYMBOL(ib_cm_peer_listen_hands_back);
 
 /**
  * ib_cm_insert_peer_listen - Listen on a peer service ID (on demand)

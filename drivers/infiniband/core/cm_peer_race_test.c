@@ -418,6 +418,51 @@ static void peer_race_listen_vs_connect(struct kunit *test)
 	peer_race_expect_none_held(test, held0);
 }
 
+/*
+ * As peer_race_listen_vs_connect(), with a listener that hands its REQs
+ * back (ib_cm_peer_listen_hands_back(), as RDS's does): whether a's
+ * connect comes before, during or after the listener's handler, it never
+ * fails, and b's REQ ends on a's peer id.  One connection, no REJ.
+ */
+static void peer_race_listen_hand_back(struct kunit *test)
+{
+	unsigned long held0;
+	unsigned int i;
+
+	held0 = peer_race_begin(test);
+	for (i = 0; i < peer_race_rounds; i++) {
+		u64 port = PEER_RACE_SID + 0x6000 + 2 * i;
+		struct peer_end *al = peer_end_create(test, "al");
+		struct peer_end *a = peer_end_create(test, "a");
+		struct peer_end *b = peer_end_create(test, "b");
+		struct peer_race r = { .e = a, .sid = port + 1,
+				      .max_delay_us = 10 * PEER_RACE_JITTER_US };
+		struct ib_cm_id *listen;
+
+		listen = peer_listen_on(test, al, port);
+		ib_cm_peer_listen_hands_back(listen);
+		al->hand_back = true;
+		peer_identity(test, a, port, port + 1, "a");
+		peer_identity(test, b, port + 1, port, "b");
+		peer_race_start(&r);
+		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, port));
+		peer_race_finish(&r);
+		KUNIT_EXPECT_EQ(test, 0, r.ret);
+		peer_end_wait(a);
+		peer_end_wait(b);
+		peer_expect_one_connection(test, a, b);
+		KUNIT_EXPECT_FALSE(test, b->got_rej);
+		peer_exchange(test, a, b);
+		kunit_release_action(test, peer_unlisten, listen);
+		kunit_release_action(test, peer_end_release, al);
+		peer_race_release(test, a, b);
+		if (peer_race_failed(test, i))
+			return;
+	}
+	kunit_info(test, "%u rounds\n", i);
+	peer_race_expect_none_held(test, held0);
+}
+
 static struct kunit_case cm_peer_race_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_race_claim_vs_hold),
 	KUNIT_CASE_SLOW(peer_race_dup_vs_passive),
@@ -425,6 +470,7 @@ static struct kunit_case cm_peer_race_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_race_destroy_vs_match),
 	KUNIT_CASE_SLOW(peer_race_destroy_vs_give_way),
 	KUNIT_CASE_SLOW(peer_race_listen_vs_connect),
+	KUNIT_CASE_SLOW(peer_race_listen_hand_back),
 	{}
 };
 

@@ -266,7 +266,8 @@ void cm_peer_window_expire_handler(struct work_struct *_work)
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
 	/* a late run of a timer since cancelled may find a newer REQ */
-	expired = wait->deferred && !list_empty(&wait->window) &&
+	expired = wait->deferred &&
+		  (wait->behind || !list_empty(&wait->window)) &&
 		  time_after_eq(jiffies, wait->deadline);
 	spin_unlock(&cm.lock);
 	if (expired) {
@@ -361,6 +362,7 @@ void cm_peer_window_del(struct cm_id_private *cm_id_priv)
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
 
 	lockdep_assert_held(&cm.lock);
+	wait->behind = false;
 	if (wait->deferred) {
 		wait->deferred = false;
 		cm_peer_window_untime(wait);
@@ -409,6 +411,14 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		wait->deadline = jiffies +
 			msecs_to_jiffies(cm_id_priv->timeout_ms *
 					 (cm_id_priv->max_cm_retries + 1));
+		if (wait->behind) {
+			/* cm_peer_unbehind() or cm_peer_find_in() ends it */
+			wait->deferred = true;
+			cm_peer_window_time(wait);
+			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
+			spin_unlock(&cm.lock);
+			return 0;
+		}
 		/* going down: posted, the MAD agent's end fails it */
 		if (!port->cm_dev->going_down &&
 		    (!bitmap_empty(port->peer_flows, CM_PEER_FLOWS) ||
@@ -428,7 +438,17 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	return ib_post_send_mad(msg, NULL);
 }
 
-/* The REQ we gave way to was refused: ours waits again, first in line. */
+/* Our deferred REQ, off its queue, waits again, first in line. */
+void cm_peer_requeue(struct cm_peer_wait *wait)
+{
+	lockdep_assert_held(&cm.lock);
+	cm_peer_queue(wait, true);
+	wait->port->peer_next_dest[wait->flow] = wait->dest;
+	cm_peer_window_time(wait);
+	cm_peer_kick(wait->port);
+}
+
+/* The REQ we gave way to was refused: ours waits again. */
 void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
@@ -436,10 +456,7 @@ void cm_peer_unyield(struct cm_id_private *cm_id_priv)
 
 	spin_lock_irq(&cm.lock);
 	if (wait && wait->deferred && list_empty(&wait->window)) {
-		cm_peer_queue(wait, true);
-		wait->port->peer_next_dest[wait->flow] = wait->dest;
-		cm_peer_window_time(wait);
-		cm_peer_kick(wait->port);
+		cm_peer_requeue(wait);
 		/* going down: nothing kicks the port any more */
 		post = wait->port->cm_dev->going_down;
 	}

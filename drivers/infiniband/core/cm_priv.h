@@ -223,6 +223,7 @@ struct cm_id_private {
 	struct cm_peer_wait *peer_wait;	/* our key, see cm_peer_list() */
 	struct cm_peer_pending *peer_pending; /* cm_peer_listener_takes() */
 	bool peer_listen;		/* ib_cm_insert_peer_listen() */
+	bool peer_hands_back;		/* ib_cm_peer_listen_hands_back() */
 	ib_cm_peer_takes peer_takes;	/* ... its filter, or NULL */
 	struct list_head peer_listen_item; /* cm_peer_svc.listeners */
 };
@@ -266,6 +267,7 @@ struct cm_peer_pending {
 	u8 match[CM_PEER_MATCH_MAX];
 	bool peer;			/* a peer REQ, not client/server */
 	bool hold;			/* ib_cm_peer_hold_req() */
+	bool hands_back;		/* its listener's, see cm_peer_taken() */
 };
 
 /* A peer id's key: in its node's index while its REQ waits */
@@ -275,6 +277,7 @@ struct cm_peer_wait {
 	struct cm_peer_ident ident;	/* of our REQ */
 	bool sent;			/* our REQ is out: it may collide */
 	bool expected;			/* listed early: ib_cm_peer_expect() */
+	bool behind;			/* the listener's REQ of our key first */
 	/*
 	 * The window (cm_peer_post_req()): our REQ built but not posted; on
 	 * port->peer_deferred, or off it while we give way to the other
@@ -433,6 +436,7 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 					     struct cm_id_private *cm_id_priv,
 					     struct cm_req_msg *req_msg);
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key);
+void cm_peer_unbehind(struct cm_peer_pending *pend);
 
 /* cm_peer_window.c */
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv);
@@ -445,6 +449,7 @@ void cm_peer_window_expire_handler(struct work_struct *_work);
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
+void cm_peer_requeue(struct cm_peer_wait *wait);
 int cm_peer_window_init(struct cm_port *port);
 void cm_peer_window_free(struct cm_port *port);
 void cm_peer_window_fresh(struct cm_port *port);

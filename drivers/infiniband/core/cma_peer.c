@@ -277,16 +277,24 @@ int cma_peer_listen(struct rdma_id_private *id_priv)
 	return cma_peer_listen_port(id_priv);
 }
 
-/* The IB CM listener of a peer listener, or of its part on a device */
+/*
+ * The IB CM listener of a peer listener, or of its part on a device.  A
+ * kernel ULP's may hand REQs back (rdma_peer_hold_req()): its connects
+ * wait for its answer.  User space's answers only by accept or reject.
+ */
 struct ib_cm_id *cma_peer_ib_listen(struct rdma_id_private *id_priv,
 				    ib_cm_handler handler, __be64 svc_id)
 {
 	u8 mask[IB_CM_REQ_PRIVATE_DATA_SIZE];
 	u8 len = cma_peer_ib_mask(id_priv, mask);
+	struct ib_cm_id *listen;
 
-	return ib_cm_insert_peer_listen(id_priv->id.device, handler,
-					cma_peer_takes, id_priv, svc_id, len,
-					mask);
+	listen = ib_cm_insert_peer_listen(id_priv->id.device, handler,
+					  cma_peer_takes, id_priv, svc_id, len,
+					  mask);
+	if (!IS_ERR(listen) && rdma_is_kernel_res(&id_priv->res))
+		ib_cm_peer_listen_hands_back(listen);
+	return listen;
 }
 
 /*
@@ -443,7 +451,12 @@ EXPORT_SYMBOL(rdma_peer_passive);
  * rejecting the REQ: the REQ is held for that connect, which claims it in
  * rdma_connect() and turns passive, as for a REQ that came with no
  * listener.  Nothing is sent; a REQ that no connect claims expires as any
- * held REQ.  The handler then returns non-zero, which destroys @id.
+ * held REQ.  The handler then returns non-zero, which destroys @id.  The
+ * handler may run late, behind another REQ's: meanwhile rdma_connect() of
+ * that connection does not fail with -EALREADY as in user space, its REQ
+ * waits unsent for the listener's answer (ib_cm_peer_listen_hands_back()):
+ * handed back, it turns passive; rejected, its REQ goes; accepted, it
+ * fails with RDMA_CM_EVENT_UNREACHABLE when its timeout is spent.
  *
  * Context: Only from the RDMA_CM_EVENT_CONNECT_REQUEST handler of @id (its
  * handler_mutex held), before it accepts or rejects; does not sleep.
