@@ -38,7 +38,7 @@ void cm_peer_unlist(struct cm_id_private *cm_id_priv)
 		cm_peer_del(&pend->node->peer_svc->index, CM_PEER_PENDING,
 			    &pend->entry);
 		if (pend->hands_back && !pend->hold)
-			cm_peer_unbehind(pend);
+			cm_peer_unbehind(pend, true);
 	}
 	/* before cm_destroy_id() waits for the REQs delivered through it */
 	if (cm_id_priv->peer_listen)
@@ -315,9 +315,10 @@ void cm_peer_parse_req(struct cm_req_msg *req_msg, struct cm_peer_req *req)
 /*
  * The oldest id of @idx waiting for the REQ @req, referenced, and our role.
  * An id listed but whose REQ is not out yet is skipped: the REQ is held
- * and cm_peer_list() claims it; unless our REQ waits for the window, then
- * we take the passive role.  On one device our own REQ may come back.  An
- * id whose REQ the arbiter cannot order against @req comes with -ENOTUNIQ.
+ * and cm_peer_list() claims it; unless our REQ waits for the window or
+ * behind the listener's REQ, then we take the passive role.  On one
+ * device our own REQ may come back.  An id whose REQ the arbiter cannot
+ * order against @req comes with -ENOTUNIQ.
  * *@listed tells whether any id of @idx has the REQ's key.
  */
 static struct cm_id_private *cm_peer_find_in(struct cm_peer_index *idx,
@@ -1478,8 +1479,9 @@ static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
  * Context: Process context; may sleep (unlike ib_send_cm_req()).
  * Return: 0 or a negative errno, as ib_send_cm_req() and ib_cm_peer_bind();
  * -EALREADY when a REQ with this key is at the service ID's listener,
- * unanswered (ib_cm_insert_peer_listen()), -EISCONN when it was answered
- * and its connection lasts.
+ * unanswered (ib_cm_insert_peer_listen()), unless the listener hands
+ * REQs back (ib_cm_peer_listen_hands_back()); -EISCONN when it was
+ * answered and its connection lasts.
  */
 int ib_send_cm_peer_req(struct ib_cm_id *cm_id,
 			struct ib_cm_req_param *param, const void *match)
@@ -1535,7 +1537,8 @@ EXPORT_SYMBOL(ib_send_cm_peer_req);
  * Context: Process context or a work item; does not sleep.
  * Return: 0; -EINVAL when @cm_id is not an idle peer id; -EALREADY or
  * -EISCONN when the listener took a REQ of the key, as
- * ib_send_cm_peer_req() would then fail.
+ * ib_send_cm_peer_req() would then fail (not -EALREADY for a listener
+ * that hands REQs back: a REQ handed back is then held for @cm_id).
  */
 int ib_cm_peer_expect(struct ib_cm_id *cm_id, const union ib_gid *local_gid,
 		      const union ib_gid *remote_gid, const void *match)

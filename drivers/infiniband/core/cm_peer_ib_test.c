@@ -643,6 +643,85 @@ static void peer_ib_listen_behind_rej(struct kunit *test)
 }
 
 /*
+ * As peer_ib_listen_behind(), but the listener accepts b's REQ: that is
+ * the pair's connection, and a's connect, which waited behind it, fails
+ * at once (IB_CM_REQ_ERROR), well before its budget, its REQ never sent.
+ */
+static void peer_ib_listen_behind_accept(struct kunit *test)
+{
+	u64 port = PEER_SID + 0x420;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long deadline = jiffies + PEER_TIMEOUT;
+
+	ib_cm_peer_listen_hands_back(peer_listen_on(test, al, port));
+	al->hold_req = true;
+	/* a budget past PEER_TIMEOUT: only an early end completes a */
+	a->response_timeout = 20;
+	peer_identity(test, a, port, port + 1, "a");
+	peer_identity(test, b, port + 1, port, "b");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
+	while (!READ_ONCE(al->cm_id) && time_before(jiffies, deadline))
+		usleep_range(5000, 10000);
+	KUNIT_ASSERT_NOT_NULL(test, READ_ONCE(al->cm_id));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_rep(al));
+	peer_end_wait(a);
+	KUNIT_EXPECT_EQ(test, -ETIMEDOUT, a->status);
+	KUNIT_EXPECT_FALSE(test, a->got_req);
+	peer_end_wait(b);
+	peer_end_wait(al);
+	KUNIT_EXPECT_EQ(test, 0, b->status);
+	KUNIT_EXPECT_EQ(test, 0, al->status);
+	peer_exchange(test, al, b);
+}
+
+/*
+ * A listener of a longer key that hands back, beside ids of a shorter key
+ * with the same GIDs (a user's 4-tuple beside a ULP's): s waits, its REQ
+ * out.  r's REQ is at the listener; a connect of the shorter key fails
+ * with -EALREADY (a REQ handed back would not reach it), one of the
+ * longer key waits behind it.  Rejected, the REQ lets the longer key's
+ * REQ go (s is passed over by its own key), which r2 claims.
+ */
+static void peer_ib_listen_behind_short(struct kunit *test)
+{
+	u64 p = PEER_SID + 0x430, q = p + 1, z = p + 2;
+	struct peer_end *al = peer_end_create(test, "al");
+	struct peer_end *s = peer_end_create(test, "s");
+	struct peer_end *s2 = peer_end_create(test, "s2");
+	struct peer_end *l = peer_end_create(test, "l");
+	struct peer_end *r = peer_end_create(test, "r");
+	struct peer_end *r2 = peer_end_create(test, "r");
+	unsigned long held;
+
+	ib_cm_peer_listen_hands_back(peer_listen_on_len(test, al, p,
+							PEER_ID_LEN + 2));
+	al->refuse_req = true;
+	al->slow_req_ms = 500;
+	r->response_timeout = 20;
+	peer_identity(test, s, p, q, "s");
+	peer_identity(test, s2, p, q, "s2");
+	peer_identity(test, r, q, p, "r");
+	peer_identity_mask(test, l, p, q, "l", PEER_ID_LEN + 2, NULL);
+	l->match[PEER_ID_LEN] = 'r';
+	l->match[PEER_ID_LEN + 1] = 0;
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(s, z));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(r, p));
+	peer_wait_in_req(test, al);
+	KUNIT_EXPECT_EQ(test, -EALREADY, peer_send_req(s2, q));
+	held = peer_counter(test, "cm_peer/held");
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(l, q));
+	peer_end_wait(r);
+	KUNIT_EXPECT_TRUE(test, r->got_rej);
+	peer_wait_held(test, held);
+	KUNIT_EXPECT_FALSE(test, s->got_req);
+	peer_identity(test, r2, q, p, "r");
+	peer_claim_held(test, l, r2, p);
+}
+
+/*
  * A REQ handed back by a longer key's listener is held for that key: an
  * id of a shorter key with its REQ out, which would match it, does not
  * get it, nor its resend (a user of the port does not take a ULP's REQ);
@@ -1313,6 +1392,8 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_listen_hold_req),
 	KUNIT_CASE_SLOW(peer_ib_listen_behind),
 	KUNIT_CASE_SLOW(peer_ib_listen_behind_rej),
+	KUNIT_CASE_SLOW(peer_ib_listen_behind_accept),
+	KUNIT_CASE_SLOW(peer_ib_listen_behind_short),
 	KUNIT_CASE_SLOW(peer_ib_listen_hold_req_floor),
 	KUNIT_CASE_SLOW(peer_ib_expect_plain_req),
 	KUNIT_CASE_SLOW(peer_ib_unexpect),

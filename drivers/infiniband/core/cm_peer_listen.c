@@ -117,9 +117,10 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 /*
  * A connection of @key that a listener of @node's service ID took, in
  * any of its nodes: -EALREADY while its REQ is unanswered, -EINPROGRESS
- * instead when the listener may hand it back, -EISCONN after; 0 when
- * there is none.  An id that is idle (rejected or handed back) is about
- * to leave the index: it hides no other.  Under cm.lock.
+ * instead when the listener may hand it back to @node (a key as long as
+ * the listener's, see cm_peer_redo_req()), -EISCONN after; 0 when there
+ * is none.  An id that is idle (rejected or handed back) is about to
+ * leave the index: it hides no other.  Under cm.lock.
  */
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 {
@@ -141,8 +142,9 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 				continue;
 			case IB_CM_REQ_RCVD:
 			case IB_CM_MRA_REQ_SENT:
-				return pend->hands_back ? -EINPROGRESS :
-							  -EALREADY;
+				return pend->hands_back &&
+				       idx->match_len >= from->match_len ?
+				       -EINPROGRESS : -EALREADY;
 			default:
 				return -EISCONN;
 			}
@@ -152,14 +154,16 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
 }
 
 /*
- * The listener's REQ @pend left the index, not handed back: rejected, its
- * id destroyed or its connection over.  The REQs that waited behind it,
- * unsent (cm_peer_claim_req()), go now.  A REQ handed back comes to them
- * instead (cm_peer_redo_req()).  Under cm.lock.
+ * The listener answered its REQ @pend otherwise than by handing it back.
+ * The REQs that waited behind it, unsent (cm_peer_claim_req()), go now
+ * (@go: rejected, its id destroyed, or its connection over), or fail at
+ * once (accepted, or the device going away).  A REQ handed back comes to
+ * them instead (cm_peer_redo_req()).  Each wait is compared under its own
+ * node's key: @pend's match has CM_PEER_MATCH_MAX bytes.  Under cm.lock.
  */
-void cm_peer_unbehind(struct cm_peer_pending *pend)
+void cm_peer_unbehind(struct cm_peer_pending *pend, bool go)
 {
-	const struct cm_peer_index *idx = &pend->node->peer_svc->index;
+	bool fail = !go || pend->node->peer_svc->cm_dev->going_down;
 	const struct cm_peer_key *key = &pend->entry.key;
 	struct cm_peer_entry *entry;
 	struct cm_peer_index *from;
@@ -170,17 +174,36 @@ void cm_peer_unbehind(struct cm_peer_pending *pend)
 	for (sib = pend->node; sib;
 	     sib = cm_peer_next_sibling(sib, pend->node)) {
 		from = &sib->peer_svc->index;
-		for (entry = cm_peer_first_in(from, CM_PEER_WAITING, idx, key);
-		     entry; entry = cm_peer_next_in(from, idx, key, entry)) {
+		for (entry = cm_peer_first(from, CM_PEER_WAITING, key); entry;
+		     entry = cm_peer_next(from, entry)) {
 			wait = container_of(entry, struct cm_peer_wait, entry);
 			if (!wait->behind)
 				continue;
-			wait->behind = false;
-			/* not deferred yet: cm_peer_post_req() posts it */
-			if (wait->deferred)
+			if (!wait->deferred) {
+				/* cm_peer_post_req() is to come */
+				wait->behind = !go;
+			} else if (fail) {
+				cm_peer_window_fail(wait);
+			} else {
+				wait->behind = false;
 				cm_peer_requeue(wait);
+			}
 		}
 	}
+}
+
+/* The listener's id @cm_id_priv sent its REP: see cm_peer_unbehind(). */
+void cm_peer_accepted(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_pending *pend = cm_id_priv->peer_pending;
+
+	lockdep_assert_held(&cm_id_priv->lock);
+	if (!pend || !pend->hands_back || !pend->node)
+		return;
+	spin_lock(&cm.lock);
+	if (!RB_EMPTY_NODE(&pend->entry.node))
+		cm_peer_unbehind(pend, false);
+	spin_unlock(&cm.lock);
 }
 
 /**

@@ -426,8 +426,8 @@ static void peer_race_listen_vs_connect(struct kunit *test)
  */
 static void peer_race_listen_hand_back(struct kunit *test)
 {
-	unsigned long held0;
-	unsigned int i;
+	unsigned long held0, deferred;
+	unsigned int i, behind = 0;
 
 	held0 = peer_race_begin(test);
 	for (i = 0; i < peer_race_rounds; i++) {
@@ -436,18 +436,23 @@ static void peer_race_listen_hand_back(struct kunit *test)
 		struct peer_end *a = peer_end_create(test, "a");
 		struct peer_end *b = peer_end_create(test, "b");
 		struct peer_race r = { .e = a, .sid = port + 1,
-				      .max_delay_us = 10 * PEER_RACE_JITTER_US };
+				      .max_delay_us = 25 * PEER_RACE_JITTER_US };
 		struct ib_cm_id *listen;
 
 		listen = peer_listen_on(test, al, port);
 		ib_cm_peer_listen_hands_back(listen);
 		al->hand_back = true;
+		/* a's connect may come while the handler runs: behind it */
+		al->slow_req_ms = 20;
 		peer_identity(test, a, port, port + 1, "a");
 		peer_identity(test, b, port + 1, port, "b");
+		deferred = peer_counter(test, "cm_peer/deferred");
 		peer_race_start(&r);
 		KUNIT_EXPECT_EQ(test, 0, peer_send_req(b, port));
 		peer_race_finish(&r);
 		KUNIT_EXPECT_EQ(test, 0, r.ret);
+		/* a's REQ deferred: behind the listener's (or the window) */
+		behind += peer_counter(test, "cm_peer/deferred") != deferred;
 		peer_end_wait(a);
 		peer_end_wait(b);
 		peer_expect_one_connection(test, a, b);
@@ -459,7 +464,7 @@ static void peer_race_listen_hand_back(struct kunit *test)
 		if (peer_race_failed(test, i))
 			return;
 	}
-	kunit_info(test, "%u rounds\n", i);
+	kunit_info(test, "%u rounds, %u with a's REQ deferred\n", i, behind);
 	peer_race_expect_none_held(test, held0);
 }
 

@@ -252,9 +252,10 @@ static void cm_peer_window_untime(struct cm_peer_wait *wait)
 }
 
 /*
- * The budget of a REQ waiting for the window is over: it fails as a REQ
- * that timed out.  Not while it gives way to the other end's REQ: that REQ
- * decides, and cm_peer_unyield() times ours again.
+ * The budget of a REQ waiting for the window, or behind the listener's
+ * REQ, is over: it fails as a REQ that timed out.  Not while it gives way
+ * to the other end's REQ: that REQ decides, and cm_peer_unyield() times
+ * ours again.
  */
 void cm_peer_window_expire_handler(struct work_struct *_work)
 {
@@ -389,7 +390,8 @@ void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
 
 /*
  * Post our peer REQ, from ib_send_cm_req() under cm_id_priv->lock, or
- * queue it while the window of its port is full.  Not listed (no
+ * queue it while the window of its port is full, or keep it while it
+ * waits behind the listener's REQ (cm_peer_claim_req()).  Not listed (no
  * ib_send_cm_peer_req()): posted as any REQ.
  */
 int cm_peer_post_req(struct cm_id_private *cm_id_priv,
@@ -411,7 +413,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		wait->deadline = jiffies +
 			msecs_to_jiffies(cm_id_priv->timeout_ms *
 					 (cm_id_priv->max_cm_retries + 1));
-		if (wait->behind) {
+		if (wait->behind && !port->cm_dev->going_down) {
 			/* cm_peer_unbehind() or cm_peer_find_in() ends it */
 			wait->deferred = true;
 			cm_peer_window_time(wait);
@@ -438,7 +440,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	return ib_post_send_mad(msg, NULL);
 }
 
-/* Our deferred REQ, off its queue, waits again, first in line. */
+/* Our deferred REQ, off the queue, waits in it, first in line. */
 void cm_peer_requeue(struct cm_peer_wait *wait)
 {
 	lockdep_assert_held(&cm.lock);
@@ -446,6 +448,18 @@ void cm_peer_requeue(struct cm_peer_wait *wait)
 	wait->port->peer_next_dest[wait->flow] = wait->dest;
 	cm_peer_window_time(wait);
 	cm_peer_kick(wait->port);
+}
+
+/*
+ * Our REQ, waiting behind the listener's REQ (cm_peer_unbehind()), fails
+ * now, as one whose budget is spent.  The timer holds a reference.
+ */
+void cm_peer_window_fail(struct cm_peer_wait *wait)
+{
+	lockdep_assert_held(&cm.lock);
+	wait->deadline = jiffies;
+	if (!mod_delayed_work(cm.wq, &wait->expire, 0))
+		refcount_inc(&wait->cm_id_priv->refcount);
 }
 
 /* The REQ we gave way to was refused: ours waits again. */

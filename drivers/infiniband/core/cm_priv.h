@@ -277,11 +277,13 @@ struct cm_peer_wait {
 	struct cm_peer_ident ident;	/* of our REQ */
 	bool sent;			/* our REQ is out: it may collide */
 	bool expected;			/* listed early: ib_cm_peer_expect() */
-	bool behind;			/* the listener's REQ of our key first */
+	/* our REQ waits, unsent, for the listener's answer; under cm.lock */
+	bool behind;
 	/*
 	 * The window (cm_peer_post_req()): our REQ built but not posted; on
 	 * port->peer_deferred, or off it while we give way to the other
-	 * end's REQ.  Written under both cm_id_priv->lock and cm.lock.
+	 * end's REQ or wait behind the listener's.  Written under both
+	 * cm_id_priv->lock and cm.lock.
 	 */
 	bool deferred;
 	struct list_head window;	/* port->peer_out or peer_deferred */
@@ -436,7 +438,8 @@ struct cm_id_private *cm_peer_listener_takes(struct cm_id_private *node,
 					     struct cm_id_private *cm_id_priv,
 					     struct cm_req_msg *req_msg);
 int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key);
-void cm_peer_unbehind(struct cm_peer_pending *pend);
+void cm_peer_unbehind(struct cm_peer_pending *pend, bool go);
+void cm_peer_accepted(struct cm_id_private *cm_id_priv);
 
 /* cm_peer_window.c */
 bool cm_peer_unposted(struct cm_id_private *cm_id_priv);
@@ -450,6 +453,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		     struct ib_mad_send_buf *msg);
 void cm_peer_unyield(struct cm_id_private *cm_id_priv);
 void cm_peer_requeue(struct cm_peer_wait *wait);
+void cm_peer_window_fail(struct cm_peer_wait *wait);
 int cm_peer_window_init(struct cm_port *port);
 void cm_peer_window_free(struct cm_port *port);
 void cm_peer_window_fresh(struct cm_port *port);
@@ -511,6 +515,10 @@ static inline bool cm_peer_persist(struct cm_id_private *cm_id_priv,
 }
 
 static inline void cm_peer_establish(struct cm_id_private *cm_id_priv)
+{
+}
+
+static inline void cm_peer_accepted(struct cm_id_private *cm_id_priv)
 {
 }
 

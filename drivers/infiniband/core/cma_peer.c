@@ -591,10 +591,11 @@ EXPORT_SYMBOL(rdma_set_peer_match);
  * with RDMA_OPTION_ID_REUSEADDR): a REQ that no peer id of the port waits
  * for is a CONNECT_REQUEST of the listener, and while that connection
  * lasts rdma_connect() of a peer id to the same remote address and port
- * fails (-EALREADY, then -EISCONN).  IB CM devices only (IB, RoCE): on an
- * id bound to an iWARP device the option fails, and rdma_connect() or
- * rdma_listen() of an id with the option that got an iWARP device fails,
- * with -EOPNOTSUPP.
+ * fails (-EALREADY, then -EISCONN; a kernel ULP's connect waits for the
+ * listener's answer instead, see rdma_peer_hold_req()).  IB CM devices
+ * only (IB, RoCE): on an id bound to an iWARP device the option fails,
+ * and rdma_connect() or rdma_listen() of an id with the option that got
+ * an iWARP device fails, with -EOPNOTSUPP.
  *
  * Context: Process context; may sleep.  With the option, rdma_bind_addr()
  * and rdma_resolve_addr() take the id's handler lock, as rdma_connect()
