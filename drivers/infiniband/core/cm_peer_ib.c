@@ -332,8 +332,11 @@ static struct cm_id_private *cm_peer_find_in(struct cm_peer_index *idx,
 	*listed = entry;
 	for (; entry; entry = cm_peer_next(idx, entry)) {
 		wait = container_of(entry, struct cm_peer_wait, entry);
-		if (wait->deferred &&
-		    (wait->behind || !list_empty(&wait->window))) {
+		if (wait->deferred && !list_empty(&wait->window)) {
+			/* failed behind the listener's REQ, about to end */
+			if (wait->behind &&
+			    time_after_eq(jiffies, wait->deadline))
+				continue;
 			/* ours never left: no arbitration, we give way */
 			list_del_init(&wait->window);
 			wait->behind = false;

@@ -590,7 +590,8 @@ static void peer_ib_listen_behind(struct kunit *test)
 
 	ib_cm_peer_listen_hands_back(peer_listen_on(test, al, port));
 	al->hand_back = true;
-	al->slow_req_ms = 500;
+	al->gate_req = true;
+	b->response_timeout = 20;	/* no resend while the handler waits */
 	peer_identity(test, a, port, port + 1, "a");
 	peer_identity(test, b, port + 1, port, "b");
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
@@ -599,6 +600,7 @@ static void peer_ib_listen_behind(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
 	KUNIT_EXPECT_EQ(test, deferred + 1,
 			peer_counter(test, "cm_peer/deferred"));
+	complete(&al->req_go);
 	peer_end_wait(a);
 	peer_end_wait(b);
 	KUNIT_EXPECT_EQ(test, 0, READ_ONCE(al->hand_back_ret));
@@ -625,15 +627,19 @@ static void peer_ib_listen_behind_rej(struct kunit *test)
 
 	ib_cm_peer_listen_hands_back(peer_listen_on(test, al, port));
 	al->refuse_req = true;
-	al->slow_req_ms = 500;
+	al->gate_req = true;
 	/* a resend of b's REQ after the REJ would find a's connect */
 	b->response_timeout = 20;
 	peer_identity(test, a, port, port + 1, "a");
-	peer_identity(test, b, port + 1, port, "b");
+	/* a's REQ may come before b has its REJ: b does not take it */
+	peer_identity_mask(test, b, port + 1, port, "b", PEER_ID_LEN + 2,
+			   NULL);
+	b->match[PEER_ID_LEN] = 'x';
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, port));
 	peer_wait_in_req(test, al);
 	held = peer_counter(test, "cm_peer/held");
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, port + 1));
+	complete(&al->req_go);
 	peer_end_wait(b);
 	KUNIT_EXPECT_TRUE(test, b->got_rej);
 	peer_wait_held(test, held);
@@ -699,11 +705,13 @@ static void peer_ib_listen_behind_short(struct kunit *test)
 	ib_cm_peer_listen_hands_back(peer_listen_on_len(test, al, p,
 							PEER_ID_LEN + 2));
 	al->refuse_req = true;
-	al->slow_req_ms = 500;
+	al->gate_req = true;
 	r->response_timeout = 20;
 	peer_identity(test, s, p, q, "s");
 	peer_identity(test, s2, p, q, "s2");
-	peer_identity(test, r, q, p, "r");
+	/* l's REQ may come before r has its REJ: r does not take it */
+	peer_identity_mask(test, r, q, p, "r", PEER_ID_LEN + 2, NULL);
+	r->match[PEER_ID_LEN] = 'x';
 	peer_identity_mask(test, l, p, q, "l", PEER_ID_LEN + 2, NULL);
 	l->match[PEER_ID_LEN] = 'r';
 	l->match[PEER_ID_LEN + 1] = 0;
@@ -713,6 +721,7 @@ static void peer_ib_listen_behind_short(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EALREADY, peer_send_req(s2, q));
 	held = peer_counter(test, "cm_peer/held");
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(l, q));
+	complete(&al->req_go);
 	peer_end_wait(r);
 	KUNIT_EXPECT_TRUE(test, r->got_rej);
 	peer_wait_held(test, held);

@@ -66,6 +66,8 @@ int peer_cm_handler(struct ib_cm_id *cm_id,
 		WRITE_ONCE(e->in_req, true);
 		if (e->slow_req_ms)
 			msleep(e->slow_req_ms);
+		if (e->gate_req)
+			wait_for_completion_timeout(&e->req_go, PEER_TIMEOUT);
 		e->got_req = true;
 		memcpy(e->peer_name, (u8 *)ev->private_data + PEER_ID_LEN,
 		       PEER_NAME_LEN - 1);
@@ -288,6 +290,7 @@ struct peer_end *peer_end_create(struct kunit *test, const char *name)
 	e->name = name;
 	e->dev = dev;
 	init_completion(&e->done);
+	init_completion(&e->req_go);
 	e->status = 1;
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, peer_end_release, e));

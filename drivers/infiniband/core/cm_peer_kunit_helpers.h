@@ -90,6 +90,8 @@ struct peer_end {
 	bool hand_back;		/* ib_cm_peer_hold_req() on a listener's REQ */
 	int hand_back_ret;
 	unsigned int slow_req_ms;	/* the REQ event takes this long */
+	bool gate_req;		/* the REQ event waits for req_go */
+	struct completion req_go;
 	bool in_req, req_refused;	/* the REQ event began, refused */
 	int rej_reason;
 	/* identity: REQ private data and what the partner's REQ starts with */

@@ -158,8 +158,10 @@ int cm_peer_taken(struct cm_id_private *node, const struct cm_peer_key *key)
  * The REQs that waited behind it, unsent (cm_peer_claim_req()), go now
  * (@go: rejected, its id destroyed, or its connection over), or fail at
  * once (accepted, or the device going away).  A REQ handed back comes to
- * them instead (cm_peer_redo_req()).  Each wait is compared under its own
- * node's key: @pend's match has CM_PEER_MATCH_MAX bytes.  Under cm.lock.
+ * them instead (cm_peer_redo_req()).  One not deferred yet is left to
+ * cm_peer_post_req(), which looks again.  Each wait is compared under its
+ * own node's key: @pend's match has CM_PEER_MATCH_MAX bytes.  Under
+ * cm.lock.
  */
 void cm_peer_unbehind(struct cm_peer_pending *pend, bool go)
 {
@@ -177,17 +179,16 @@ void cm_peer_unbehind(struct cm_peer_pending *pend, bool go)
 		for (entry = cm_peer_first(from, CM_PEER_WAITING, key); entry;
 		     entry = cm_peer_next(from, entry)) {
 			wait = container_of(entry, struct cm_peer_wait, entry);
-			if (!wait->behind)
+			/* not deferred: cm_peer_post_req() looks again */
+			if (!wait->behind || !wait->deferred)
 				continue;
-			if (!wait->deferred) {
-				/* cm_peer_post_req() is to come */
-				wait->behind = !go;
-			} else if (fail) {
+			if (fail) {
 				cm_peer_window_fail(wait);
-			} else {
-				wait->behind = false;
-				cm_peer_requeue(wait);
+				continue;
 			}
+			list_del_init(&wait->window);
+			wait->behind = false;
+			cm_peer_requeue(wait);
 		}
 	}
 }
@@ -260,8 +261,9 @@ EXPORT_SYMBOL(ib_cm_peer_hold_req);
  * builds its REQ, which waits unsent for the listener's answer.  Handed
  * back, the listener's REQ comes to this connect, which turns passive;
  * rejected, or its cm_id destroyed, the waiting REQ goes; accepted, the
- * connect fails with IB_CM_REQ_ERROR when its budget is spent.  REQs
- * that the listener got before this call are not waited for.
+ * connect fails at once with IB_CM_REQ_ERROR.  Only connects of keys as
+ * long as the listener's wait: a REQ handed back reaches no shorter one.
+ * REQs that the listener got before this call are not waited for.
  *
  * Context: Process context; does not sleep.
  */

@@ -52,6 +52,7 @@ int cm_peer_window_init(struct cm_port *port)
 	if (!port->peer_deferred)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&port->peer_out);
+	INIT_LIST_HEAD(&port->peer_behind);
 	for (i = 0; i < CM_PEER_FLOWS; i++)
 		for (j = 0; j < CM_PEER_DESTS; j++)
 			INIT_LIST_HEAD(&port->peer_deferred[i][j]);
@@ -267,8 +268,7 @@ void cm_peer_window_expire_handler(struct work_struct *_work)
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
 	/* a late run of a timer since cancelled may find a newer REQ */
-	expired = wait->deferred &&
-		  (wait->behind || !list_empty(&wait->window)) &&
+	expired = wait->deferred && !list_empty(&wait->window) &&
 		  time_after_eq(jiffies, wait->deadline);
 	spin_unlock(&cm.lock);
 	if (expired) {
@@ -399,6 +399,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
 	struct cm_port *port = cm_id_priv->av.port;
+	int ret;
 
 	lockdep_assert_held(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
@@ -413,13 +414,24 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 		wait->deadline = jiffies +
 			msecs_to_jiffies(cm_id_priv->timeout_ms *
 					 (cm_id_priv->max_cm_retries + 1));
-		if (wait->behind && !port->cm_dev->going_down) {
+		/* the listener may have answered since cm_peer_claim_req() */
+		ret = wait->behind ? cm_peer_taken(cm_id_priv->peer_node,
+						   &wait->entry.key) : 0;
+		wait->behind = ret == -EINPROGRESS &&
+			       !port->cm_dev->going_down;
+		if (wait->behind) {
 			/* cm_peer_unbehind() or cm_peer_find_in() ends it */
 			wait->deferred = true;
+			list_add_tail(&wait->window, &port->peer_behind);
 			cm_peer_window_time(wait);
 			cm_peer_count(port, CM_PEER_DEFERRED_COUNTER);
 			spin_unlock(&cm.lock);
 			return 0;
+		}
+		if (ret && ret != -EINPROGRESS) {
+			/* accepted: that is the pair's connection */
+			spin_unlock(&cm.lock);
+			return ret;
 		}
 		/* going down: posted, the MAD agent's end fails it */
 		if (!port->cm_dev->going_down &&
@@ -440,7 +452,7 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 	return ib_post_send_mad(msg, NULL);
 }
 
-/* Our deferred REQ, off the queue, waits in it, first in line. */
+/* Our deferred REQ, off the queues, waits in one, first in line. */
 void cm_peer_requeue(struct cm_peer_wait *wait)
 {
 	lockdep_assert_held(&cm.lock);
@@ -452,7 +464,8 @@ void cm_peer_requeue(struct cm_peer_wait *wait)
 
 /*
  * Our REQ, waiting behind the listener's REQ (cm_peer_unbehind()), fails
- * now, as one whose budget is spent.  The timer holds a reference.
+ * now, as one whose budget is spent (cm_peer_find_in() passes it over
+ * meanwhile).  The timer holds a reference.
  */
 void cm_peer_window_fail(struct cm_peer_wait *wait)
 {
@@ -566,11 +579,13 @@ static void cm_peer_send_handler(struct work_struct *_work)
 }
 
 /*
- * The device goes: post every deferred REQ, window or not.  Unregistering
- * the MAD agent then fails them as it fails the REQs already out.
+ * The device goes: post every deferred REQ, window or not, behind a
+ * listener's REQ or not.  Unregistering the MAD agent then fails them as
+ * it fails the REQs already out.
  */
 void cm_peer_send_all(struct cm_device *cm_dev)
 {
+	struct cm_peer_wait *wait, *tmp;
 	struct cm_id_private *cm_id_priv;
 	struct cm_port *port;
 	u32 i;
@@ -580,6 +595,14 @@ void cm_peer_send_all(struct cm_device *cm_dev)
 		if (!port)
 			continue;
 		cancel_delayed_work_sync(&port->peer_send);
+		spin_lock_irq(&cm.lock);
+		list_for_each_entry_safe(wait, tmp, &port->peer_behind,
+					 window) {
+			list_del(&wait->window);
+			wait->behind = false;
+			cm_peer_queue(wait, false);
+		}
+		spin_unlock_irq(&cm.lock);
 		while ((cm_id_priv = cm_peer_next_deferred(port, true)))
 			cm_peer_send_deferred(cm_id_priv);
 	}

@@ -112,6 +112,8 @@ struct cm_port {
 	struct list_head peer_out;	/* cm_peer_wait.window: REQs posted */
 	/* ... and REQs waiting to be, [CM_PEER_FLOWS] by flow and destination */
 	struct list_head (*peer_deferred)[CM_PEER_DESTS];
+	/* ... and REQs waiting behind a listener's REQ (cm_peer_post_req()) */
+	struct list_head peer_behind;
 	DECLARE_BITMAP(peer_flows, CM_PEER_FLOWS);	/* may be waiting */
 	unsigned int peer_next_flow;
 	u8 peer_next_dest[CM_PEER_FLOWS];	/* each flow's queue in turn */
@@ -281,12 +283,12 @@ struct cm_peer_wait {
 	bool behind;
 	/*
 	 * The window (cm_peer_post_req()): our REQ built but not posted; on
-	 * port->peer_deferred, or off it while we give way to the other
-	 * end's REQ or wait behind the listener's.  Written under both
-	 * cm_id_priv->lock and cm.lock.
+	 * port->peer_deferred (or peer_behind, behind the listener's REQ),
+	 * or off it while we give way to the other end's REQ.  Written
+	 * under both cm_id_priv->lock and cm.lock.
 	 */
 	bool deferred;
-	struct list_head window;	/* port->peer_out or peer_deferred */
+	struct list_head window;	/* port->peer_out, _deferred, _behind */
 	struct delayed_work expire;	/* while deferred: budget's end */
 	struct cm_port *port;
 	unsigned long owner;		/* see ib_cm_peer_set_owner() */

@@ -456,7 +456,7 @@ EXPORT_SYMBOL(rdma_peer_passive);
  * that connection does not fail with -EALREADY as in user space, its REQ
  * waits unsent for the listener's answer (ib_cm_peer_listen_hands_back()):
  * handed back, it turns passive; rejected, its REQ goes; accepted, it
- * fails with RDMA_CM_EVENT_UNREACHABLE when its timeout is spent.
+ * fails at once with RDMA_CM_EVENT_UNREACHABLE.
  *
  * Context: Only from the RDMA_CM_EVENT_CONNECT_REQUEST handler of @id (its
  * handler_mutex held), before it accepts or rejects; does not sleep.
