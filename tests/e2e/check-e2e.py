@@ -462,6 +462,18 @@ for r in rounds:
                           else "-" for y in rb) for x in ra))
 for ln in bad[:8]:
     report.append(f"     {ln}")
+if bad or any(v != 0 for v in rcs.values()):
+    # what the CMs counted, and what the failing ranks said on stderr
+    for host in "ab":
+        moved = {n: delta(host, "ranks", n) for n in
+                 counters(host, "ranks", "after")}
+        report.append(f"     {host} counters: " + " ".join(
+            f"{n}={v}" for n, v in sorted(moved.items()) if v))
+    for name in sorted({x for _, x, _, _, _ in bad} |
+                       {x for x, v in rcs.items() if v}):
+        for line in read(name[0], f"ranks-{name}.log").splitlines():
+            if not line.startswith("conn "):
+                report.append(f"     {name}: {line}")
 
 # module checks of the Debian VMs (tests/vm/vm-e2e-init.sh)
 if args.modules:

@@ -286,6 +286,7 @@ static void on_event(struct rdma_cm_event *ev)
 {
 	struct peer *p = ev->id->context;
 	const char *got = ev->param.conn.private_data;
+	char why[64];
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -314,7 +315,10 @@ static void on_event(struct rdma_cm_event *ev)
 			peer_fail(p, "%s", "disconnected early");
 		break;
 	default:
-		peer_fail(p, "%s", rdma_event_str(ev->event));
+		/* status: a REJ's reason, or an errno */
+		snprintf(why, sizeof(why), "%s status %d",
+			 rdma_event_str(ev->event), ev->status);
+		peer_fail(p, "%s", why);
 		break;
 	}
 }

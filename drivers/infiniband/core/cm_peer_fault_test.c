@@ -135,10 +135,11 @@ static void peer_fault_scenario(struct kunit *test)
 
 /*
  * Our REQ is lost (the other end was not there yet, as after a link
- * flap); the other end's REQ comes later and we stay active: ours goes
- * again at once, not at its retry, 4 s away, as rdma_cm's would be.
+ * flap); the other end's REQ comes @after_ms later and we stay active:
+ * ours goes again once its RTO has passed, not at its retry, 4 s away, as
+ * rdma_cm's would be.
  */
-static void peer_fault_lost_req(struct kunit *test)
+static void peer_fault_lost(struct kunit *test, unsigned int after_ms)
 {
 	u64 sid = PEER_SID + 0x400;
 	struct peer_end *a, *b, *x, *y;
@@ -154,7 +155,9 @@ static void peer_fault_lost_req(struct kunit *test)
 	/* the higher QPN stays active (cm_peer_arbitrate()): its REQ is lost */
 	x = a->qp->qp_num > b->qp->qp_num ? a : b;
 	y = x == a ? b : a;
+	/* 4 s: neither REQ's retry makes the connection in the time allowed */
 	x->response_timeout = 20;
+	y->response_timeout = 20;
 	peer_set_window(test, x->dev, 0, PEER_LOST_RTO_MS);
 	hits = cm_peer_fault_hits();
 	KUNIT_ASSERT_EQ(test, 0, cm_peer_fault_add(CM_PEER_FAULT_DROP,
@@ -164,7 +167,7 @@ static void peer_fault_lost_req(struct kunit *test)
 	while (cm_peer_fault_hits() == hits && time_before(jiffies, deadline))
 		msleep(20);
 	KUNIT_ASSERT_EQ(test, hits + 1, cm_peer_fault_hits());
-	msleep(2 * PEER_LOST_RTO_MS);
+	msleep(after_ms);
 	start = jiffies;
 	KUNIT_ASSERT_EQ(test, 0, peer_send_req(y, sid));
 	peer_end_wait(x);
@@ -175,10 +178,23 @@ static void peer_fault_lost_req(struct kunit *test)
 	peer_exchange(test, x, y);
 }
 
+/* ... after ours was out for its RTO: ours goes again at once */
+static void peer_fault_lost_req(struct kunit *test)
+{
+	peer_fault_lost(test, 2 * PEER_LOST_RTO_MS);
+}
+
+/* ... before: ours goes again when its RTO ends */
+static void peer_fault_lost_req_early(struct kunit *test)
+{
+	peer_fault_lost(test, PEER_LOST_RTO_MS / 5);
+}
+
 static struct kunit_case cm_peer_fault_test_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(peer_fault_scenario, peer_fault_gen_params,
 			      { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE_SLOW(peer_fault_lost_req),
+	KUNIT_CASE_SLOW(peer_fault_lost_req_early),
 	{}
 };
 

@@ -4,6 +4,7 @@
  * peer service IDs, REQ collisions, held REQs.
  */
 
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cache.h>
@@ -17,6 +18,7 @@ static void cm_peer_reject_held(struct list_head *list);
 static void cm_peer_resend_handler(struct work_struct *_work);
 static void cm_peer_resend_now(struct cm_id_private *cm_id_priv);
 static void cm_peer_stay_active(struct cm_id_private *cm_id_priv);
+static void cm_peer_lost_handler(struct work_struct *_work);
 
 bool cm_peer_listed(struct cm_id_private *cm_id_priv)
 {
@@ -1215,6 +1217,7 @@ int ib_cm_peer_bind_mask(struct ib_cm_id *cm_id, __be64 service_id,
 	wait->cm_id_priv = cm_id_priv;
 	wait->owner = (unsigned long)cm_id->cm_handler;
 	INIT_DELAYED_WORK(&wait->resend, cm_peer_resend_handler);
+	INIT_DELAYED_WORK(&wait->lost, cm_peer_lost_handler);
 	INIT_DELAYED_WORK(&wait->expire, cm_peer_window_expire_handler);
 	INIT_LIST_HEAD(&wait->window);
 	node = cm_peer_node_get(cm_dev, service_id, match_len, mask);
@@ -1384,16 +1387,18 @@ out:
 }
 
 /*
- * We stay active: the other end answers our REQ, which must reach it.  One
- * that waits for its resend (cm_peer_persist()) goes now.  One out past
- * its RTO was likely lost, sent before the other end was there: its REQ
- * shows that it is now, so ours goes again now, not at the MAD layer's
- * retry, which may be seconds away (rdma_cm's response timeout is 4 s).
- * At most once an RTO, within the REQ's budget.
+ * Our REQ, out since before the other end's REQ came (cm_peer_stay_active()),
+ * still has no answer at the end of its RTO: it was likely lost, sent
+ * before the other end was there.  Its REQ shows that it is now, so ours
+ * goes again now, not at the MAD layer's retry, which may be seconds away
+ * (rdma_cm's response timeout is 4 s).  At most once an RTO, within the
+ * REQ's budget.
  */
-static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
+static void cm_peer_lost_handler(struct work_struct *_work)
 {
-	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	struct cm_peer_wait *wait = container_of(to_delayed_work(_work),
+						 struct cm_peer_wait, lost);
+	struct cm_id_private *cm_id_priv = wait->cm_id_priv;
 	bool lost;
 
 	spin_lock_irq(&cm_id_priv->lock);
@@ -1408,8 +1413,33 @@ static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
 			refcount_inc(&cm_id_priv->refcount);
 	}
 	spin_unlock_irq(&cm_id_priv->lock);
-	if (!lost)
-		cm_peer_resend_now(cm_id_priv);
+	cm_deref_id(cm_id_priv);
+}
+
+/*
+ * We stay active: the other end answers our REQ, which must reach it.  One
+ * that waits for its resend (cm_peer_persist()) goes now.  One out is
+ * looked at when its RTO ends, or now if it has: the REQs only crossed
+ * when the other end's answer has come by then, and no duplicate is sent.
+ * cm_peer_window_del() cancels the look once ours is answered.
+ */
+static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
+{
+	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
+	unsigned long delay = 0;
+
+	spin_lock_irq(&cm_id_priv->lock);
+	spin_lock(&cm.lock);
+	if (cm_id_priv->id.state == IB_CM_REQ_SENT && wait->sent &&
+	    !wait->deferred && wait->out_at) {
+		if (time_before(jiffies, wait->out_until))
+			delay = wait->out_until - jiffies;
+		if (queue_delayed_work(cm.wq, &wait->lost, delay))
+			refcount_inc(&cm_id_priv->refcount);
+	}
+	spin_unlock(&cm.lock);
+	spin_unlock_irq(&cm_id_priv->lock);
+	cm_peer_resend_now(cm_id_priv);
 }
 
 /* Our REQ waits for its resend: send it now. */
@@ -1424,10 +1454,11 @@ static void cm_peer_resend_now(struct cm_id_private *cm_id_priv)
 }
 
 /*
- * After our REQ went out: make the listed id matchable, unless the REQ
- * already failed or was answered.  A peer REQ held meanwhile (the id was
- * listed but not matchable) is claimed here under cm.lock like the hold
- * and goes through the matching again; its work is returned.
+ * After ib_send_cm_req(): a peer REQ held while the id was listed but not
+ * matchable yet (its REQ not posted, cm_peer_post_req()) is claimed here
+ * under cm.lock like the hold and goes through the matching again; its
+ * work is returned.  The id leaves the index if its REQ already failed or
+ * was answered.
  */
 static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
 {
@@ -1438,8 +1469,6 @@ static struct cm_work *cm_peer_list(struct cm_id_private *cm_id_priv)
 	if (cm_peer_listed(cm_id_priv) &&
 	    (cm_id_priv->id.state == IB_CM_REQ_SENT ||
 	     cm_id_priv->id.state == IB_CM_MRA_REQ_RCVD)) {
-		if (!cm_id_priv->peer_wait->deferred)
-			cm_peer_keep_req(cm_id_priv);
 		held = cm_peer_claim_any(cm_id_priv);
 	} else {
 		cm_peer_unlist(cm_id_priv);
@@ -1512,6 +1541,7 @@ int ib_send_cm_peer_req(struct ib_cm_id *cm_id,
 		return cm_peer_claimed_passive(work, cm_id_priv);
 
 	ret = ib_send_cm_req(cm_id, param);
+	cm_peer_test_posted();
 	work = cm_peer_list(cm_id_priv);
 	if (work)
 		queue_delayed_work(cm.wq, &work->work, 0);
@@ -1605,6 +1635,23 @@ void ib_cm_peer_unexpect(struct ib_cm_id *cm_id)
 EXPORT_SYMBOL(ib_cm_peer_unexpect);
 
 #if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
+static unsigned int cm_peer_test_pause_ms;
+
+/* KUnit only: let answers to our REQ come before cm_peer_list() */
+void cm_peer_test_post_pause(unsigned int ms)
+{
+	WRITE_ONCE(cm_peer_test_pause_ms, ms);
+}
+EXPORT_SYMBOL_IF_KUNIT(cm_peer_test_post_pause);
+
+void cm_peer_test_posted(void)
+{
+	unsigned int ms = READ_ONCE(cm_peer_test_pause_ms);
+
+	if (ms)
+		msleep(ms);
+}
+
 /*
  * KUnit only: bounds of @device's held REQs, its window and a fixed
  * retransmission timeout for its REQs; 0s: defaults.  Its flows start

@@ -109,6 +109,43 @@ static void peer_ib_late_bind(struct kunit *test)
 	peer_exchange(test, a, b);
 }
 
+static void peer_post_pause_off(void *unused)
+{
+	cm_peer_test_post_pause(0);
+}
+
+/*
+ * As peer_ib_late_bind, but the REJ comes and is handled before
+ * ib_send_cm_peer_req() got past its post: a's REQ must already be kept
+ * for its resend then, or the REJ reaches a's handler.
+ */
+static void peer_ib_late_bind_rej_first(struct kunit *test)
+{
+	struct peer_end *a = peer_end_create(test, "a");
+	struct peer_end *b = peer_end_create(test, "b");
+	unsigned long rejs = peer_counter(test, "cm_rx_msgs/rej");
+	int ret;
+
+	ret = kunit_add_action_or_reset(test, peer_post_pause_off, NULL);
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(a->cm_id,
+						 cpu_to_be64(PEER_SID + 0x27), 0));
+	cm_peer_test_post_pause(200);
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(a, PEER_SID + 0x28));
+	cm_peer_test_post_pause(0);
+	/* the REJ came within the pause: the case tests what it guards */
+	KUNIT_ASSERT_GT(test, peer_counter(test, "cm_rx_msgs/rej"), rejs);
+	KUNIT_EXPECT_EQ(test, 1, a->status);	/* still connecting */
+	KUNIT_ASSERT_EQ(test, 0, ib_cm_peer_bind(b->cm_id,
+						 cpu_to_be64(PEER_SID + 0x28), 0));
+	KUNIT_ASSERT_EQ(test, 0, peer_send_req(b, PEER_SID + 0x27));
+	peer_end_wait(a);
+	peer_end_wait(b);
+	peer_expect_one_connection(test, a, b);
+	KUNIT_EXPECT_FALSE(test, a->got_rej);
+	peer_exchange(test, a, b);
+}
+
 /*
  * Nobody ever binds the service ID a connects to: a gets the REJ once
  * its REQ's budget (timeout x (retries + 1)) is spent, not before.
@@ -1391,6 +1428,7 @@ static struct kunit_case cm_peer_ib_test_cases[] = {
 	KUNIT_CASE_SLOW(peer_ib_match_mask),
 	KUNIT_CASE_SLOW(peer_ib_ring_order),
 	KUNIT_CASE_SLOW(peer_ib_late_bind),
+	KUNIT_CASE_SLOW(peer_ib_late_bind_rej_first),
 	KUNIT_CASE_SLOW(peer_ib_never_bound),
 	KUNIT_CASE_SLOW(peer_ib_conflicts),
 	KUNIT_CASE_SLOW(peer_ib_destroy_during_collision),

@@ -22,5 +22,12 @@ unsigned int cm_peer_test_flow(struct ib_device *device, unsigned long owner);
 unsigned int cm_peer_test_cwnd(struct ib_device *device, unsigned long owner);
 int cm_peer_test_dest(struct ib_cm_id *cm_id, u64 sid, unsigned long owner);
 bool cm_peer_test_expected(struct ib_cm_id *cm_id);
+/* how long ib_send_cm_peer_req() waits between its post and listing */
+void cm_peer_test_post_pause(unsigned int ms);
+#if IS_ENABLED(CONFIG_INFINIBAND_CM_PEER_KUNIT_TEST)
+void cm_peer_test_posted(void);
+#else
+static inline void cm_peer_test_posted(void) {}
+#endif
 
 #endif /* _CM_PEER_TEST_H */

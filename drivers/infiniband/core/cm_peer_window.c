@@ -364,6 +364,9 @@ void cm_peer_window_del(struct cm_id_private *cm_id_priv)
 
 	lockdep_assert_held(&cm.lock);
 	wait->behind = false;
+	/* answered or ended: not lost (cm_peer_stay_active()) */
+	if (cancel_delayed_work(&wait->lost))
+		cm_deref_id(cm_id_priv);
 	if (wait->deferred) {
 		wait->deferred = false;
 		cm_peer_window_untime(wait);
@@ -446,6 +449,8 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 			spin_unlock(&cm.lock);
 			return 0;
 		}
+		/* matchable from now on: a REJ may come before cm_peer_list() */
+		cm_peer_keep_req(cm_id_priv);
 		cm_peer_window_add(wait);
 	}
 	spin_unlock(&cm.lock);

@@ -298,6 +298,8 @@ struct cm_peer_wait {
 	unsigned long out_until;	/* jiffies: leaves peer_out then */
 	/* the REQ again after REJ(invalid service ID), see cm_peer_persist() */
 	struct delayed_work resend;
+	/* the other end's REQ came: is ours lost?  cm_peer_stay_active() */
+	struct delayed_work lost;
 	unsigned long deadline;
 	unsigned int resends;
 	struct cm_req_msg req;
