@@ -1419,21 +1419,21 @@ static void cm_peer_lost_handler(struct work_struct *_work)
 /*
  * We stay active: the other end answers our REQ, which must reach it.  One
  * that waits for its resend (cm_peer_persist()) goes now.  One out is
- * looked at when its RTO ends, or now if it has: the REQs only crossed
- * when the other end's answer has come by then, and no duplicate is sent.
- * cm_peer_window_del() cancels the look once ours is answered.
+ * looked at when its RTO ends, or now if it has: REQs that only crossed
+ * are answered by then, and no duplicate goes.  cm_peer_window_del()
+ * cancels the look once ours is answered, or the id leaves the index.
  */
 static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
 {
 	struct cm_peer_wait *wait = cm_id_priv->peer_wait;
-	unsigned long delay = 0;
+	unsigned long now = jiffies, delay = 0;
 
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
 	if (cm_id_priv->id.state == IB_CM_REQ_SENT && wait->sent &&
 	    !wait->deferred && wait->out_at) {
-		if (time_before(jiffies, wait->out_until))
-			delay = wait->out_until - jiffies;
+		if (time_before(now, wait->out_until))
+			delay = wait->out_until - now;
 		if (queue_delayed_work(cm.wq, &wait->lost, delay))
 			refcount_inc(&cm_id_priv->refcount);
 	}

@@ -392,6 +392,23 @@ void cm_peer_window_leave(struct cm_id_private *cm_id_priv)
 }
 
 /*
+ * Post our REQ and keep it (cm_peer_keep_req()) once it is out, before a
+ * REJ can come (it needs our lock), not after ib_send_cm_req() returned.
+ */
+static int cm_peer_post_keep(struct cm_id_private *cm_id_priv,
+			     struct ib_mad_send_buf *msg)
+{
+	int ret = ib_post_send_mad(msg, NULL);
+
+	if (!ret) {
+		spin_lock(&cm.lock);
+		cm_peer_keep_req(cm_id_priv);
+		spin_unlock(&cm.lock);
+	}
+	return ret;
+}
+
+/*
  * Post our peer REQ, from ib_send_cm_req() under cm_id_priv->lock, or
  * queue it while the window of its port is full, or keep it while it
  * waits behind the listener's REQ (cm_peer_claim_req()).  Not listed (no
@@ -449,9 +466,9 @@ int cm_peer_post_req(struct cm_id_private *cm_id_priv,
 			spin_unlock(&cm.lock);
 			return 0;
 		}
-		/* matchable from now on: a REJ may come before cm_peer_list() */
-		cm_peer_keep_req(cm_id_priv);
 		cm_peer_window_add(wait);
+		spin_unlock(&cm.lock);
+		return cm_peer_post_keep(cm_id_priv, msg);
 	}
 	spin_unlock(&cm.lock);
 	return ib_post_send_mad(msg, NULL);
