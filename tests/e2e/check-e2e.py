@@ -471,9 +471,11 @@ if bad or any(v != 0 for v in rcs.values()):
             f"{n}={v}" for n, v in sorted(moved.items()) if v))
     for name in sorted({x for _, x, _, _, _ in bad} |
                        {x for x, v in rcs.items() if v}):
-        for line in read(name[0], f"ranks-{name}.log").splitlines():
-            if not line.startswith("conn "):
-                report.append(f"     {name}: {line}")
+        said = [line for line in
+                read(name[0], f"ranks-{name}.log").splitlines()
+                if not line.startswith(("conn ", "time "))]
+        for line in said[:10]:
+            report.append(f"     {name}: {line}")
 
 # module checks of the Debian VMs (tests/vm/vm-e2e-init.sh)
 if args.modules:
