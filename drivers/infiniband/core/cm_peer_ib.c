@@ -1404,7 +1404,8 @@ static void cm_peer_lost_handler(struct work_struct *_work)
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
 	lost = cm_id_priv->id.state == IB_CM_REQ_SENT && wait->sent &&
-	       cm_id_priv->msg && cm_peer_window_resend(wait);
+	       cm_peer_listed(cm_id_priv) && cm_id_priv->msg &&
+	       cm_peer_window_resend(wait);
 	spin_unlock(&cm.lock);
 	if (lost) {
 		/* the flushed send is discarded: cm_process_send_error() */
@@ -1430,8 +1431,9 @@ static void cm_peer_stay_active(struct cm_id_private *cm_id_priv)
 
 	spin_lock_irq(&cm_id_priv->lock);
 	spin_lock(&cm.lock);
+	/* listed: cm_peer_window_del() cancels the look when it is not */
 	if (cm_id_priv->id.state == IB_CM_REQ_SENT && wait->sent &&
-	    !wait->deferred && wait->out_at) {
+	    cm_peer_listed(cm_id_priv) && !wait->deferred && wait->out_at) {
 		if (time_before(now, wait->out_until))
 			delay = wait->out_until - now;
 		if (queue_delayed_work(cm.wq, &wait->lost, delay))
